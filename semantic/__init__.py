@@ -1,0 +1,1 @@
+"""Syntax-aware parsing, chunking and (later) semantic search."""

@@ -1,0 +1,760 @@
+"""Syntax layer: tree-sitter parsing into definitions, syntax references and cAST chunks.
+
+``parse_source`` is pure: it reads nothing but the grammars and the query files
+shipped next to this module, and never raises on odd input (the worst case is
+the line-window fallback, with a note saying why).
+
+Positions are 1-based lines and 1-based columns in code points, ``end_col``
+exclusive (see ``storage.model``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import inspect
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from itertools import accumulate
+
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+from semantic.languages import detect_language
+from storage.model import Chunk, ParsedFile, Span, SymbolDef, SyntaxRef
+
+__all__ = [
+    "DEFAULT_CHUNK_BUDGET",
+    "FALLBACK_WINDOW_LINES",
+    "MAX_PARSE_BYTES",
+    "chunk_hash",
+    "parse_source",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_BUDGET = 1500
+"""Chunk budget in non-whitespace characters."""
+
+FALLBACK_WINDOW_LINES = 40
+"""Line-window size used when no grammar handles a file."""
+
+MAX_PARSE_BYTES = 4_000_000
+"""Files bigger than this are chunked by line windows without parsing (minified or generated)."""
+
+MAX_AVG_LINE_BYTES = 1000
+"""Files whose lines average more than this are minified or data; not worth a parse."""
+
+_TEXT_LANGUAGE = "text"
+_WS_DELETE = str.maketrans("", "", " \t\r\n\f\v")
+
+_CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait"})
+_STICKY_TYPES = frozenset(
+    {"comment", "line_comment", "block_comment", "decorator", "attribute_item", "inner_attribute_item",
+     "annotation", "marker_annotation", "attribute_list", "doc_comment"}
+)
+_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+_DECORATION_TYPES = frozenset(
+    {"decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"}
+)
+_QUALIFIED_NAME_TYPES = frozenset({"qualified_identifier", "nested_namespace_specifier", "scoped_identifier"})
+_MAX_SIGNATURE = 300
+
+
+def chunk_hash(text: str) -> str:
+    """The content hash of a chunk's text (blake2b, 16 bytes, hex)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+# --------------------------------------------------------------------------- grammars
+
+
+@dataclass(frozen=True, slots=True)
+class _Grammar:
+    language: Language
+    parser: Parser
+    ident_query: Query
+    defs_query: Query | None
+
+
+@lru_cache(maxsize=None)
+def _grammar(language: str) -> _Grammar | None:
+    """Load (once) the parser and queries for ``language``; None when there is no grammar."""
+    try:
+        from tree_sitter_language_pack import get_language, get_parser
+
+        lang = get_language(language)  # type: ignore[arg-type]
+        parser = get_parser(language)  # type: ignore[arg-type]
+    except (LookupError, ValueError, OSError, ImportError) as exc:
+        log.info("no tree-sitter grammar for %r: %s", language, exc)
+        return None
+    ident_query = Query(lang, _identifier_query_source(lang))
+    defs_query: Query | None = None
+    source = _query_source(language)
+    if source is not None:
+        defs_query = Query(lang, source)
+    return _Grammar(lang, parser, ident_query, defs_query)
+
+
+def _query_source(language: str) -> str | None:
+    try:
+        return resources.files("semantic").joinpath("queries", f"{language}.scm").read_text("utf-8")
+    except (FileNotFoundError, OSError):
+        return None
+
+
+_EXTRA_IDENTIFIER_KINDS = frozenset({"constant", "name", "simple_identifier", "variable_name"})
+_COMPOSITE_PREFIXES = ("qualified_", "scoped_", "nested_", "generic_", "template_")
+
+
+def _identifier_query_source(lang: Language) -> str:
+    """A query capturing every identifier-like leaf kind the grammar has."""
+    kinds: set[str] = set()
+    for kind_id in range(lang.node_kind_count):
+        if not (lang.node_kind_is_named(kind_id) and lang.node_kind_is_visible(kind_id)):
+            continue
+        kind = lang.node_kind_for_id(kind_id)
+        if kind is None or kind.startswith(_COMPOSITE_PREFIXES):
+            continue
+        if kind.endswith("identifier") or kind in _EXTRA_IDENTIFIER_KINDS:
+            kinds.add(kind)
+    good: list[str] = []
+    for kind in sorted(kinds):
+        try:
+            Query(lang, f"({kind}) @id")
+        except Exception:  # noqa: BLE001 - a kind the query language rejects is just skipped
+            continue
+        good.append(f"({kind})")
+    if not good:
+        return "(ERROR) @id"
+    return "[" + " ".join(good) + "] @id"
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class _Text:
+    """The source as lines, with byte-column → code-point-column conversion."""
+
+    __slots__ = ("text", "src", "lines", "ascii", "_prefix")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.src = text.encode("utf-8", "surrogatepass")
+        self.lines = text.split("\n")
+        self.ascii = len(self.src) == len(text)
+        self._prefix: list[int] | None = None
+
+    def col(self, row: int, byte_col: int) -> int:
+        """1-based code-point column of a tree-sitter (row, byte column)."""
+        if self.ascii or row >= len(self.lines):
+            return byte_col + 1
+        line = self.lines[row]
+        if line.isascii():
+            return byte_col + 1
+        return len(line.encode("utf-8", "surrogatepass")[:byte_col].decode("utf-8", "ignore")) + 1
+
+    def span(self, node: Node) -> Span:
+        sr, sc = node.start_point
+        er, ec = node.end_point
+        return Span(sr + 1, self.col(sr, sc), er + 1, self.col(er, ec))
+
+    def node_text(self, node: Node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+    @property
+    def prefix(self) -> list[int]:
+        """prefix[i] = non-whitespace characters in lines[0:i]."""
+        if self._prefix is None:
+            self._prefix = [0, *accumulate(len(line.translate(_WS_DELETE)) for line in self.lines)]
+        return self._prefix
+
+    def size(self, first_row: int, last_row: int) -> int:
+        p = self.prefix
+        return p[last_row + 1] - p[first_row]
+
+
+def _last_row(node: Node) -> int:
+    """The last row that holds part of ``node`` (a node ending at column 0 ends on the row before)."""
+    er, ec = node.end_point
+    sr = node.start_point[0]
+    if ec == 0 and er > sr:
+        return er - 1
+    return er
+
+
+# --------------------------------------------------------------------------- public entry point
+
+
+def parse_source(
+    path: str,
+    text: str,
+    language: str | None = None,
+    *,
+    chunk_budget: int = DEFAULT_CHUNK_BUDGET,
+    max_parse_bytes: int = MAX_PARSE_BYTES,
+) -> ParsedFile:
+    """Parse one file's text into symbols, syntax references and cAST chunks.
+
+    ``language`` defaults to what ``detect_language(path, text)`` says; a file with no
+    grammar (or too large to be worth parsing) gets line-window chunks only and
+    ``parsed=False``. Never raises on bad input.
+    """
+    budget = max(chunk_budget, 1)
+    if language is None:
+        language = detect_language(path, text)
+    if language is None:
+        return _fallback(path, _TEXT_LANGUAGE, text, budget, "no grammar for this file type")
+    try:
+        return _parse(path, text, language, budget, max_parse_bytes)
+    except Exception as exc:  # noqa: BLE001 - degrade visibly, never fail the indexer on one file
+        log.warning("parsing %s as %s failed; using line windows", path, language, exc_info=True)
+        return _fallback(path, language, text, budget, f"parse failed: {type(exc).__name__}: {exc}")
+
+
+def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: int) -> ParsedFile:
+    grammar = _grammar(language)
+    if grammar is None:
+        return _fallback(path, language, text, budget, f"no tree-sitter grammar for {language}")
+    src = _Text(text)
+    if len(src.src) > max_parse_bytes:
+        return _fallback(path, language, text, budget, f"not parsed: {len(src.src)} bytes is over the limit")
+    if len(src.src) > 100_000 and len(src.src) / len(src.lines) > MAX_AVG_LINE_BYTES:
+        return _fallback(path, language, text, budget, "not parsed: looks minified (very long lines)")
+    tree: Tree = grammar.parser.parse(src.src)
+    root = tree.root_node
+    notes: list[str] = []
+    if root.has_error:
+        notes.append("syntax errors: results may be partial")
+    symbols = _definitions(grammar, root, src, path, language)
+    refs = _references(grammar, root, src)
+    chunks = _chunks(root, src, path, language, budget, symbols)
+    return ParsedFile(
+        path=path,
+        language=language,
+        symbols=tuple(symbols),
+        refs=tuple(refs),
+        chunks=tuple(chunks),
+        parsed=True,
+        notes=tuple(notes),
+    )
+
+
+# --------------------------------------------------------------------------- references
+
+
+def _references(grammar: _Grammar, root: Node, src: _Text) -> list[SyntaxRef]:
+    captures = QueryCursor(grammar.ident_query).captures(root)
+    nodes = captures.get("id", [])
+    data = src.src
+    out: list[SyntaxRef] = []
+    append = out.append
+    if src.ascii:
+        for node in nodes:
+            if node.child_count:
+                continue
+            row, col = node.start_point
+            sb, eb = node.start_byte, node.end_byte
+            if node.end_point[0] != row:
+                continue
+            append(SyntaxRef(data[sb:eb].decode("ascii"), row + 1, col + 1, col + 1 + eb - sb))
+    else:
+        for node in nodes:
+            if node.child_count:
+                continue
+            row, col = node.start_point
+            erow, ecol = node.end_point
+            if erow != row:
+                continue
+            name = data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+            start = src.col(row, col)
+            append(SyntaxRef(name, row + 1, start, start + len(name)))
+    out.sort(key=lambda r: (r.line, r.col))
+    return out
+
+
+# --------------------------------------------------------------------------- definitions
+
+
+@dataclass(slots=True)
+class _Def:
+    node: Node  # the definition node as captured
+    outer: Node  # incl. decorators / attributes
+    name_node: Node
+    name: str
+    kind: str
+    prefix: tuple[str, ...]  # extra containers from a receiver, impl block or qualified name
+    is_scope: bool = False  # an impl block: a container that is not a symbol
+
+
+def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language: str) -> list[SymbolDef]:
+    if grammar.defs_query is None:
+        return []
+    raw: list[_Def] = []
+    seen: set[tuple[int, int]] = set()
+    for _, caps in QueryCursor(grammar.defs_query).matches(root):
+        d = _make_def(caps, src)
+        if d is None:
+            continue
+        key = (d.node.start_byte, d.name_node.start_byte)
+        if key in seen:
+            continue
+        seen.add(key)
+        raw.append(d)
+    raw.sort(key=lambda d: (d.outer.start_byte, -d.outer.end_byte, d.is_scope is False))
+    # Drop a typedef that merely renames a struct/enum defined inside it.
+    raw = _drop_shadowing_typedefs(raw)
+
+    out: list[SymbolDef] = []
+    stack: list[tuple[_Def, str, str]] = []  # (def, qualified name, effective kind)
+    for d in raw:
+        while stack and stack[-1][0].outer.end_byte <= d.outer.start_byte:
+            stack.pop()
+        # An enclosing def whose span does not contain this one is not its container.
+        while stack and not (stack[-1][0].outer.start_byte <= d.outer.start_byte and d.outer.end_byte <= stack[-1][0].outer.end_byte):
+            stack.pop()
+        parent_q = stack[-1][1] if stack else None
+        parent_kind = stack[-1][2] if stack else None
+        parts: list[str] = [parent_q] if parent_q else []
+        parts.extend(d.prefix)
+        qualified = ".".join([*parts, d.name])
+        if d.is_scope:
+            stack.append((d, qualified, "struct"))
+            continue
+        kind = d.kind
+        if kind == "function" and (d.prefix or parent_kind in _CLASS_LIKE):
+            kind = "method"
+        container = ".".join(parts) if parts else None
+        out.append(
+            SymbolDef(
+                name=d.name,
+                qualified_name=qualified,
+                kind=kind,
+                path=path,
+                language=language,
+                span=src.span(d.outer) if d.outer is d.node else _join_span(src, d.outer, d.node),
+                name_span=src.span(d.name_node),
+                signature=_signature(d.node, src, kind),
+                container=container,
+                docstring=_docstring(d, src, language),
+            )
+        )
+        stack.append((d, qualified, kind))
+    return out
+
+
+def _join_span(src: _Text, first: Node, last: Node) -> Span:
+    a = src.span(first)
+    b = src.span(last)
+    return Span(a.start_line, a.start_col, b.end_line, b.end_col)
+
+
+def _make_def(caps: dict[str, list[Node]], src: _Text) -> _Def | None:
+    if "scope" in caps:
+        scope_names = caps.get("scope.name")
+        if not scope_names:
+            return None
+        node = caps["scope"][0]
+        name_node = scope_names[0]
+        return _Def(node, node, name_node, src.node_text(name_node), "struct", (), is_scope=True)
+    names = caps.get("name")
+    if not names:
+        return None
+    kind = ""
+    node: Node | None = None
+    for cap, nodes in caps.items():
+        if cap.startswith("definition."):
+            kind = cap.removeprefix("definition.")
+            node = nodes[0]
+            break
+    if node is None:
+        return None
+    name_node = names[0]
+    prefix: tuple[str, ...] = ()
+    if name_node.type in _QUALIFIED_NAME_TYPES:
+        parts, name_node = _split_qualified(name_node, src)
+        prefix = tuple(parts)
+    receiver = caps.get("receiver")
+    if receiver:
+        prefix = (src.node_text(receiver[0]), *prefix)
+    outer = node
+    if outer.parent is not None and outer.parent.type == "decorated_definition":
+        outer = outer.parent
+    prev = outer.prev_named_sibling
+    first = outer
+    while prev is not None and prev.type in _DECORATION_TYPES:
+        first = prev
+        prev = prev.prev_named_sibling
+    if first is not outer:
+        # a definition preceded by decorators that are its siblings (TS methods, Rust attributes)
+        d = _Def(node, first, name_node, src.node_text(name_node), kind, prefix)
+        return d
+    return _Def(node, outer, name_node, src.node_text(name_node), kind, prefix)
+
+
+def _split_qualified(node: Node, src: _Text) -> tuple[list[str], Node]:
+    """``ns::Class::m`` → (["ns", "Class"], node of ``m``)."""
+    parts: list[str] = []
+    current = node
+    while current.type in _QUALIFIED_NAME_TYPES:
+        if current.type == "nested_namespace_specifier":
+            named = current.named_children
+            if not named:
+                break
+            parts.extend(src.node_text(n) for n in named[:-1])
+            current = named[-1]
+            continue
+        scope = current.child_by_field_name("scope") or current.child_by_field_name("path")
+        name = current.child_by_field_name("name")
+        if name is None:
+            break
+        if scope is not None:
+            parts.extend(p for p in re.split(r"::", src.node_text(scope)) if p)
+        current = name
+    return parts, current
+
+
+def _drop_shadowing_typedefs(defs: list[_Def]) -> list[_Def]:
+    out: list[_Def] = []
+    for i, d in enumerate(defs):
+        if d.kind == "type" and d.node.type == "type_definition":
+            inner = defs[i + 1] if i + 1 < len(defs) else None
+            if (
+                inner is not None
+                and inner.name == d.name
+                and d.node.start_byte <= inner.node.start_byte
+                and inner.node.end_byte <= d.node.end_byte
+            ):
+                continue
+        out.append(d)
+    return out
+
+
+_BODY_FIELDS = ("body",)
+_WS_RUN = re.compile(r"\s+")
+
+
+def _find_body(node: Node, depth: int = 0) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is not None:
+        return body
+    if depth >= 3:
+        return None
+    for field in ("declarator", "value", "type"):
+        child = node.child_by_field_name(field)
+        if child is not None:
+            found = _find_body(child, depth + 1)
+            if found is not None:
+                return found
+    if node.type in {"lexical_declaration", "variable_declaration", "type_declaration", "export_statement"}:
+        for child in node.named_children:
+            found = _find_body(child, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _signature(node: Node, src: _Text, kind: str) -> str:
+    body = None if kind == "constant" else _find_body(node)
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    end = min(end, node.start_byte + 4 * _MAX_SIGNATURE)
+    # Leave out comments that sit between the header and the body.
+    pieces: list[bytes] = []
+    pos = node.start_byte
+    for child in node.children:
+        if child.start_byte >= end:
+            break
+        if child.type in _COMMENT_TYPES:
+            pieces.append(src.src[pos : child.start_byte])
+            pos = child.end_byte
+    pieces.append(src.src[pos:end])
+    raw = b" ".join(pieces).decode("utf-8", "replace")
+    sig = _WS_RUN.sub(" ", raw).strip()
+    if body is not None:
+        sig = sig.rstrip(":{ =>").rstrip()
+        if sig.endswith("="):
+            sig = sig[:-1].rstrip()
+    sig = sig.rstrip(";").rstrip()
+    if len(sig) > _MAX_SIGNATURE:
+        sig = sig[: _MAX_SIGNATURE - 1] + "…"
+    return sig
+
+
+def _docstring(d: _Def, src: _Text, language: str) -> str | None:
+    if language == "python":
+        body = d.node.child_by_field_name("body")
+        if body is not None and body.named_child_count:
+            first = body.named_children[0]
+            if first.type == "expression_statement" and first.named_child_count == 1:
+                first = first.named_children[0]  # older grammars wrap the string
+            if first.type == "string":
+                return _python_string_value(src.node_text(first))
+        return None
+    return _leading_comment(d.outer, src)
+
+
+_STRING_PREFIX = re.compile(r"^[rRbBuUfF]*")
+
+
+def _python_string_value(literal: str) -> str | None:
+    body = _STRING_PREFIX.sub("", literal)
+    for quote in ('"""', "'''", '"', "'"):
+        if body.startswith(quote) and body.endswith(quote) and len(body) >= 2 * len(quote):
+            value = inspect.cleandoc(body[len(quote) : -len(quote)])
+            return value or None
+    return None
+
+
+_COMMENT_MARKERS = re.compile(r"^\s*(?:///?!?|/\*+!?|\*+/?|#+|--)\s?")
+
+
+def _leading_comment(node: Node, src: _Text) -> str | None:
+    comments: list[Node] = []
+    expect_row = node.start_point[0]
+    prev = node.prev_sibling
+    while prev is not None and prev.type in _COMMENT_TYPES and _last_row(prev) >= expect_row - 1:
+        comments.append(prev)
+        expect_row = prev.start_point[0]
+        prev = prev.prev_sibling
+    if not comments:
+        return None
+    lines: list[str] = []
+    for c in reversed(comments):
+        for line in src.node_text(c).split("\n"):
+            line = line.rstrip()
+            if line.endswith("*/"):
+                line = line[:-2].rstrip()
+            lines.append(_COMMENT_MARKERS.sub("", line, count=1).rstrip())
+    text = "\n".join(lines).strip()
+    return text or None
+
+
+# --------------------------------------------------------------------------- chunking (cAST)
+
+
+@dataclass(slots=True)
+class _Unit:
+    """Sibling nodes that share lines: the smallest thing the chunker moves around."""
+
+    nodes: list[Node]
+    first: int  # first row
+    last: int  # last row
+    sticky: bool = False  # must join the unit after it (comments, decorators, headers)
+
+    @property
+    def divisible(self) -> bool:
+        return self.last > self.first and any(n.child_count for n in self.nodes)
+
+
+def _units(nodes: Iterable[Node], header: bool) -> list[_Unit]:
+    units: list[_Unit] = []
+    for n in nodes:
+        first, last = n.start_point[0], _last_row(n)
+        if units and first <= units[-1].last:
+            u = units[-1]
+            u.nodes.append(n)
+            u.last = max(u.last, last)
+            u.sticky = False
+            continue
+        units.append(_Unit([n], first, last, sticky=n.type in _STICKY_TYPES))
+    if header and len(units) > 1:
+        head = units[0]
+        if any(not n.is_named for n in head.nodes) and head.first == head.last:
+            head.sticky = True
+    return units
+
+
+def _expand(unit: _Unit) -> list[Node]:
+    out: list[Node] = []
+    for n in unit.nodes:
+        if n.child_count and _last_row(n) > n.start_point[0]:
+            out.extend(n.children)
+        else:
+            out.append(n)
+    return out
+
+
+class _Chunker:
+    def __init__(self, src: _Text, budget: int) -> None:
+        self.src = src
+        self.budget = budget
+        self.ranges: list[tuple[int, int]] = []  # (first row, last row), in order
+
+    def emit(self, first: int, last: int) -> None:
+        if self.ranges and first <= self.ranges[-1][1]:
+            first = self.ranges[-1][1] + 1
+        if first > last:
+            return
+        if self.src.size(first, last) > self.budget and last > first:
+            self._windows(first, last)
+            return
+        self.ranges.append((first, last))
+
+    def _windows(self, first: int, last: int) -> None:
+        """Split an indivisible multi-line range into line windows that fit the budget."""
+        start = first
+        while start <= last:
+            end = start
+            while end < last and self.src.size(start, end + 1) <= self.budget:
+                end += 1
+            self.ranges.append((start, end))
+            start = end + 1
+
+    def split(self, units: Sequence[_Unit], prefix: int | None = None) -> None:
+        """Greedy merge of sibling units; recurse into units that are too big.
+
+        ``prefix`` is the first row of sticky lines (a header, comments) that must join
+        the first group produced here.
+        """
+        size = self.src.size
+        budget = self.budget
+        cur: tuple[int, int] | None = None
+        pending = prefix
+        for i, u in enumerate(units):
+            if u.sticky and i < len(units) - 1:
+                if pending is None:
+                    pending = u.first
+                continue
+            start = u.first if pending is None else pending
+            if size(start, u.last) > budget and u.divisible:
+                if cur is not None:
+                    self.emit(*cur)
+                    cur = None
+                sub = _units(_expand(u), header=True)
+                self.split(sub, start if start < u.first else None)
+                pending = None
+                continue
+            if cur is not None and size(cur[0], u.last) <= budget:
+                cur = (cur[0], u.last)
+            elif cur is not None and _is_closer(u):
+                # a lone closing brace / `end` stays with what it closes
+                cur = (cur[0], u.last)
+            else:
+                if cur is not None:
+                    self.emit(*cur)
+                cur = (start, u.last)
+            pending = None
+        if pending is not None:
+            # trailing sticky lines with nothing after them
+            last = units[-1].last if units else pending
+            if cur is not None and size(cur[0], last) <= budget:
+                cur = (cur[0], last)
+            else:
+                if cur is not None:
+                    self.emit(*cur)
+                cur = (pending, last)
+        if cur is not None:
+            self.emit(*cur)
+
+
+def _is_closer(u: _Unit) -> bool:
+    return u.first == u.last and all(not n.is_named for n in u.nodes)
+
+
+def _chunks(
+    root: Node, src: _Text, path: str, language: str, budget: int, symbols: Sequence[SymbolDef]
+) -> list[Chunk]:
+    chunker = _Chunker(src, budget)
+    if root.child_count == 0:
+        ranges = _line_ranges(src, budget) if src.text.strip() else []
+    else:
+        chunker.split(_units(root.children, header=False))
+        ranges = _trim(chunker.ranges, src.lines)
+    return _make_chunks(ranges, src.lines, path, language, symbols)
+
+
+def _trim(ranges: Iterable[tuple[int, int]], lines: Sequence[str]) -> list[tuple[int, int]]:
+    """Drop blank lines at the edges of each range, and ranges that are all blank."""
+    out: list[tuple[int, int]] = []
+    for first, last in ranges:
+        last = min(last, len(lines) - 1)
+        while first <= last and not lines[first].strip():
+            first += 1
+        while last >= first and not lines[last].strip():
+            last -= 1
+        if first <= last:
+            out.append((first, last))
+    return out
+
+
+def _make_chunks(
+    ranges: Iterable[tuple[int, int]],
+    lines: Sequence[str],
+    path: str,
+    language: str,
+    symbols: Sequence[SymbolDef],
+) -> list[Chunk]:
+    starts = [s.span.start_line for s in symbols]  # symbols are in source order
+    out: list[Chunk] = []
+    for first, last in ranges:
+        text = "\n".join(lines[first : last + 1])
+        sym = _chunk_symbol(first + 1, last + 1, symbols, starts)
+        out.append(
+            Chunk(
+                path=path,
+                language=language,
+                start_line=first + 1,
+                end_line=last + 1,
+                text=text,
+                symbol=sym.qualified_name if sym else None,
+                signature=sym.signature if sym else None,
+                content_hash=chunk_hash(text),
+            )
+        )
+    return out
+
+
+def _chunk_symbol(
+    start: int, end: int, symbols: Sequence[SymbolDef], starts: Sequence[int]
+) -> SymbolDef | None:
+    """The first symbol defined in the chunk, else the innermost one enclosing it."""
+    i = bisect.bisect_left(starts, start)
+    while i < len(symbols) and starts[i] <= end:
+        sym = symbols[i]
+        if sym.name_span.start_line <= end:
+            return sym
+        i += 1
+    best: SymbolDef | None = None
+    for sym in symbols[: bisect.bisect_right(starts, start)]:
+        if sym.span.start_line <= start and sym.span.end_line >= end:
+            best = sym  # later-starting enclosing symbols are inner ones
+    return best
+
+
+# --------------------------------------------------------------------------- fallback
+
+
+def _line_ranges(src: _Text, budget: int) -> list[tuple[int, int]]:
+    lines = src.lines
+    out: list[tuple[int, int]] = []
+    n = len(lines)
+    row = 0
+    while row < n:
+        while row < n and not lines[row].strip():
+            row += 1
+        if row >= n:
+            break
+        start = row
+        end = row
+        while (
+            end + 1 < n
+            and end + 1 - start < FALLBACK_WINDOW_LINES
+            and src.size(start, end + 1) <= budget
+        ):
+            end += 1
+        out.append((start, end))
+        row = end + 1
+    return _trim(out, lines)
+
+
+def _fallback(path: str, language: str, text: str, budget: int, note: str) -> ParsedFile:
+    try:
+        src = _Text(text)
+        chunks = _make_chunks(_line_ranges(src, budget), src.lines, path, language, ())
+    except Exception as exc:  # noqa: BLE001 - last resort: a file nav cannot even split into lines
+        log.warning("line-window chunking of %s failed", path, exc_info=True)
+        return ParsedFile(path=path, language=language, parsed=False, notes=(note, f"chunking failed: {exc}"))
+    return ParsedFile(path=path, language=language, chunks=tuple(chunks), parsed=False, notes=(note,))

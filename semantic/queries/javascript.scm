@@ -1,0 +1,48 @@
+; Definitions for JavaScript. See python.scm for the capture conventions.
+
+(function_declaration
+  name: (identifier) @name) @definition.function
+
+(generator_function_declaration
+  name: (identifier) @name) @definition.function
+
+(class_declaration
+  name: (identifier) @name) @definition.class
+
+(method_definition
+  name: [(property_identifier) (private_property_identifier)] @name) @definition.method
+
+; const f = () => ... / const f = function () {} is a function, wherever it is declared
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+
+; const C = class {}
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: (class))) @definition.class
+
+; top-level const X = <anything else> is a constant
+(program
+  (lexical_declaration
+    "const"
+    (variable_declarator
+      name: (identifier) @name
+      value: (_) @_value)) @definition.constant
+  (#not-match? @_value "^(function|class|async|\\(|[A-Za-z_$][A-Za-z0-9_$]*\\s*=>)"))
+
+(program
+  (export_statement
+    (lexical_declaration
+      "const"
+      (variable_declarator
+        name: (identifier) @name
+        value: (_) @_value)) @definition.constant)
+  (#not-match? @_value "^(function|class|async|\\(|[A-Za-z_$][A-Za-z0-9_$]*\\s*=>)"))
