@@ -1,0 +1,335 @@
+"""The Python API: ``Navigator(root)``, a synchronous facade of verbs for agents and tools.
+
+>>> from navigator import Navigator
+>>> nav = Navigator("path/to/repo")
+>>> nav.index()                       # incremental; cheap when nothing changed
+>>> nav.definitions("Order.create")   # Response[Symbol]
+>>> nav.symbols("sales order")        # ranked substring / fuzzy matches
+
+Every verb returns frozen result objects from :mod:`navigator.results`; every
+failure is a :class:`navigator.errors.NavError` whose message names the bad value.
+Queries first bring the index up to date with the working tree (a stat walk when
+nothing changed), so an answer never points at code that is no longer there;
+pass ``refresh=False`` to the constructor to skip that.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+import time
+from pathlib import Path
+
+from navigator.config import Config, load_config
+from navigator.indexer import ProgressFn, index_root, stale_count
+from navigator.results import IndexReport, OutlineEntry, Response, Status, Symbol
+from navigator.walk import WalkOptions
+from storage.db import Store, SymbolRow
+from storage.errors import FileNotInIndexError, NotIndexedError, SymbolNotFoundError, UsageError
+
+NAV_DIR = ".nav"
+_KIND_WEIGHT = {
+    "class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 1,
+    "function": 1, "method": 2, "constant": 2, "module": 3, "field": 4,
+}  # fmt: skip
+
+
+def to_symbol(row: SymbolRow) -> Symbol:
+    d = row.definition
+    return Symbol(
+        name=d.name,
+        qualified_name=d.qualified_name,
+        kind=d.kind,
+        path=d.path,
+        line=d.name_span.start_line,
+        col=d.name_span.start_col,
+        end_line=d.span.end_line,
+        end_col=d.span.end_col,
+        signature=d.signature,
+        language=d.language,
+        container=d.container,
+        docstring=d.docstring,
+    )
+
+
+def module_path(path: str) -> str:
+    """``src/pkg/orders.py`` -> ``pkg.orders``; ``pkg/__init__.py`` -> ``pkg``."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] in ("__init__", "index", "mod"):
+        parts = parts[:-1]
+    if parts and parts[0] in ("src", "lib"):
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`")
+    return name.strip()
+
+
+class Navigator:
+    """One indexed repository. Thread-safe for queries; one index run at a time."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = ".",
+        *,
+        index_dir: str | os.PathLike[str] | None = None,
+        config: Config | None = None,
+        refresh: bool = True,
+    ) -> None:
+        root_path = Path(root).expanduser()
+        if not root_path.exists():
+            raise UsageError(f"root `{root}` does not exist; pass the path of a repository")
+        if not root_path.is_dir():
+            raise UsageError(f"root `{root}` is not a directory; pass the repository's top folder")
+        self.root = root_path.resolve()
+        self.nav_dir = Path(index_dir).resolve() if index_dir else self.root / NAV_DIR
+        self.index_path = self.nav_dir / "index.db"
+        self.config = config if config is not None else load_config(self.root)
+        self.refresh = refresh
+        self._store: Store | None = None
+        self._lock = threading.RLock()
+        self._last_refresh = 0.0
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        with self._lock:
+            if self._store is None:
+                self.nav_dir.mkdir(parents=True, exist_ok=True)
+                ignore = self.nav_dir / ".gitignore"
+                if not ignore.exists():
+                    ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
+                self._store = Store(self.index_path)
+            return self._store
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def __enter__(self) -> Navigator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def walk_options(self) -> WalkOptions:
+        c = self.config.index
+        return WalkOptions(max_file_bytes=c.max_file_bytes, extra_ignores=c.ignore)
+
+    # -- indexing --------------------------------------------------------------------------
+
+    def index(self, *, progress: ProgressFn | None = None, workers: int | None = None) -> IndexReport:
+        """Bring the index up to date with the working tree and report what changed."""
+        from navigator.indexer import index_lock
+
+        with self._lock, index_lock(self.nav_dir):
+            report = index_root(
+                self.root,
+                self.store,
+                walk_options=self.walk_options,
+                chunk_budget=self.config.index.chunk_budget,
+                workers=workers,
+                progress=progress,
+            )
+            self._last_refresh = time.monotonic()
+            return report
+
+    def _fresh(self) -> Store:
+        """The store, brought up to date first unless refresh is off."""
+        store = self.store
+        if self.refresh:
+            self.index()
+        elif store.stats().files == 0:
+            raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
+        return store
+
+    def status(self) -> Status:
+        """What is indexed, and how much of the working tree has changed since."""
+        indexed = self.index_path.exists()
+        store = self.store
+        stats = store.stats()
+        notes: list[str] = list(self.config.warnings)
+        if stats.last_run == "running":
+            notes.append("the last index run did not finish (killed?); the next query or `nav index` completes it")
+        return Status(
+            root=str(self.root),
+            index_path=str(self.index_path),
+            indexed=indexed and stats.files > 0,
+            files=stats.files,
+            symbols=stats.symbols,
+            chunks=stats.chunks,
+            refs=stats.refs,
+            languages=stats.languages,
+            last_run_complete=stats.last_run_complete,
+            last_indexed_at=stats.last_run_finished_at,
+            stale_files=stale_count(self.root, store, self.walk_options) if stats.files else 0,
+            notes=tuple(notes),
+        )
+
+    # -- symbol table ----------------------------------------------------------------------
+
+    def resolve(self, name: str) -> list[SymbolRow]:
+        """Definitions a name can mean: exact name, qualified suffix, or module-qualified path."""
+        name = _check_name(name)
+        store = self._fresh()
+        return self._resolve_in(store, name)
+
+    def _resolve_in(self, store: Store, name: str) -> list[SymbolRow]:
+        dotted = name.replace("::", ".").replace("#", ".")
+        if "." not in dotted:
+            return store.symbols_by_name(dotted)
+        rows = store.symbols_by_qualified_suffix(dotted)
+        if rows:
+            return rows
+        # `pkg.module.func` or `module.Class.method`: match module path + qualified name
+        last = dotted.rsplit(".", 1)[-1]
+        out = []
+        for row in store.symbols_by_name(last):
+            full = module_path(row.definition.path) + "." + row.definition.qualified_name
+            if full == dotted or full.endswith("." + dotted):
+                out.append(row)
+        return out
+
+    def suggestions(self, name: str, *, limit: int = 5) -> list[str]:
+        """Close symbol names, each with where it is defined: "`createSalesOrder` (src/orders.py:41)"."""
+        store = self.store
+        last = name.replace("::", ".").rsplit(".", 1)[-1]
+        names = store.symbol_names()
+        lowered = {n.lower(): n for n in names}
+        picks: list[str] = []
+        if last.lower() in lowered and lowered[last.lower()] != last:
+            picks.append(lowered[last.lower()])
+        picks += difflib.get_close_matches(last, names, n=limit, cutoff=0.6)
+        low = last.lower()
+        if len(picks) < limit and len(low) >= 3:
+            picks += sorted((n for n in names if low in n.lower()), key=len)[:limit]
+        out: list[str] = []
+        seen: set[str] = set()
+        for pick in picks:
+            if pick in seen:
+                continue
+            seen.add(pick)
+            rows = store.symbols_by_name(pick)
+            where = f" ({rows[0].definition.path}:{rows[0].definition.name_span.start_line})" if rows else ""
+            out.append(f"`{pick}`{where}")
+            if len(out) >= limit:
+                break
+        return out
+
+    def definitions(self, name: str) -> Response[Symbol]:
+        """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
+
+        Accepts ``createSalesOrder``, ``Order.create`` and ``pkg.module.func``.
+        Raises :class:`SymbolNotFoundError` with close matches when nothing matches.
+        """
+        started = time.perf_counter()
+        rows = self.resolve(name)
+        if not rows:
+            raise SymbolNotFoundError(name, self.suggestions(name))
+        items = tuple(to_symbol(r) for r in rows)
+        return Response(items=items, source="index", elapsed_ms=(time.perf_counter() - started) * 1e3)
+
+    def symbols(self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None) -> Response[Symbol]:
+        """Symbols whose name matches ``pattern``: exact, prefix, substring, words, then fuzzy; ranked."""
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise UsageError(f"a pattern is required, got {pattern!r}; e.g. `nav symbols order`")
+        if limit < 1:
+            raise UsageError(f"limit must be at least 1, got {limit}")
+        started = time.perf_counter()
+        store = self._fresh()
+        pat = pattern.strip()
+        low = pat.lower()
+        from storage.tokens import fts_query
+
+        candidates: dict[int, SymbolRow] = {}
+        for row in store.symbols_like(pat, limit=5000):
+            candidates[row.id] = row
+        for row in store.symbols_fts(fts_query(pat, mode="AND"), limit=500):
+            candidates.setdefault(row.id, row)
+        if len(candidates) < limit:
+            names = store.symbol_names()
+            close = set(difflib.get_close_matches(pat, names, n=limit, cutoff=0.6))
+            close |= {n for n in names if _subsequence(low, n.lower())}
+            for n in list(close)[:2000]:
+                for row in store.symbols_by_name(n):
+                    candidates.setdefault(row.id, row)
+
+        def rank(row: SymbolRow) -> tuple[float, ...]:
+            d = row.definition
+            name, qn = d.name, d.qualified_name
+            if name == pat or qn == pat:
+                tier = 0
+            elif name.lower() == low or qn.lower() == low:
+                tier = 1
+            elif name.lower().startswith(low):
+                tier = 2
+            elif low in name.lower():
+                tier = 3
+            elif low in qn.lower():
+                tier = 4
+            elif _subsequence(low, name.lower()):
+                tier = 6
+            else:
+                tier = 5  # word match through FTS or a close spelling
+            return (tier, _KIND_WEIGHT.get(d.kind, 5), len(name), d.path.count("/"), d.path, d.span.start_line)
+
+        ranked = sorted(candidates.values(), key=rank)
+        if kinds:
+            ranked = [r for r in ranked if r.definition.kind in kinds]
+        complete = len(ranked) <= limit
+        items = tuple(to_symbol(r) for r in ranked[:limit])
+        return Response(
+            items=items,
+            complete=complete,
+            reason=None if complete else f"limit reached: {len(ranked)} matches, showing {limit}",
+            source="index",
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+        )
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
+        p = Path(path)
+        candidates = [p] if p.is_absolute() else [Path.cwd() / p, self.root / p]
+        for cand in candidates:
+            try:
+                rel = cand.resolve().relative_to(self.root)
+            except ValueError:
+                continue
+            if (self.root / rel).exists():
+                return rel.as_posix()
+        if p.is_absolute() or any(c.resolve().exists() for c in candidates):
+            raise FileNotInIndexError(f"`{path}` is outside the indexed root {self.root}")
+        raise FileNotInIndexError(f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)")
+
+    def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
+        """The symbols of one file, in source order, with their nesting depth."""
+        started = time.perf_counter()
+        rel = self.relpath(path)
+        store = self._fresh()
+        if store.file_row(rel) is None:
+            raise FileNotInIndexError(
+                f"`{rel}` is not indexed (ignored, binary or larger than the size limit); see `nav status`"
+            )
+        rows = sorted(store.symbols_in_file(rel), key=lambda r: (r.definition.span.start_line, r.definition.span.start_col))
+        entries = []
+        for row in rows:
+            cont = row.definition.container
+            depth = 0 if not cont else cont.count(".") + 1
+            entries.append(OutlineEntry(symbol=to_symbol(row), depth=depth))
+        return Response(items=tuple(entries), source="index", elapsed_ms=(time.perf_counter() - started) * 1e3)
+
+
+def _subsequence(needle: str, hay: str) -> bool:
+    if len(needle) < 3:
+        return False
+    it = iter(hay)
+    return all(ch in it for ch in needle)

@@ -1,0 +1,265 @@
+"""The ``nav`` command line: a thin shell over :class:`navigator.Navigator`.
+
+Library errors become messages and exit codes here, at the edge. ``--json`` on
+every command prints the API's own result types serialized.
+
+Exit codes: 0 ok; 1 other nav error; 2 bad usage; 3 not indexed; 4 unknown symbol
+or file; 5 index database error; 6 language server error; 7 deadline; 8 model error.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from navigator.results import Response, Symbol, to_json
+from storage.errors import NavError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor with a ``.nav`` index, else with ``.git``, else ``start``."""
+    start = start.resolve()
+    for marker in (".nav", ".git"):
+        for cand in (start, *start.parents):
+            if (cand / marker).exists():
+                return cand
+    return start
+
+
+class Ctx:
+    def __init__(self, root: str | None) -> None:
+        self._root = root
+        self._nav: Any = None
+
+    @property
+    def root(self) -> Path:
+        return Path(self._root) if self._root else find_root(Path.cwd())
+
+    def nav(self) -> Any:
+        if self._nav is None:
+            from navigator.api import Navigator
+
+            self._nav = Navigator(self.root)
+        return self._nav
+
+    def close(self) -> None:
+        if self._nav is not None:
+            self._nav.close()
+
+
+def handle_errors(fn: F) -> F:
+    """Convert NavError into a one-line message on stderr and its exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except NavError as err:
+            click.secho(f"nav: {err}", fg="red", err=True)
+            sys.exit(err.exit_code)
+        except KeyboardInterrupt:
+            click.echo("nav: interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+def echo_json(obj: Any) -> None:
+    click.echo(to_json(obj))
+
+
+def format_symbol(sym: Symbol, *, indent: int = 0) -> str:
+    where = click.style(f"{sym.path}:{sym.line}:{sym.col}", fg="cyan")
+    kind = click.style(f"{sym.kind:<9}", fg="yellow")
+    return f"{'  ' * indent}{where}  {kind} {click.style(sym.qualified_name, bold=True)}  {sym.signature}"
+
+
+def echo_incomplete(resp: Response[Any]) -> None:
+    if not resp.complete:
+        click.secho(f"(incomplete: {resp.reason})", fg="yellow", err=True)
+    for note in resp.notes:
+        click.secho(f"note: {note}", fg="yellow", err=True)
+
+
+class Progress:
+    """A progress bar on stderr that appears only when the work takes more than a moment."""
+
+    def __init__(self, label: str, *, delay_s: float = 0.5) -> None:
+        self.label = label
+        self.delay_s = delay_s
+        self.started = time.monotonic()
+        self.bar: Any = None
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.started < self.delay_s or done >= total:
+                return
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+            self.bar.update(done)
+            return
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-C",
+    "--root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Repository root (default: the nearest folder above the current one with .nav or .git).",
+)
+@click.version_option(package_name="nav", prog_name="nav")
+@click.pass_context
+def main(ctx: click.Context, root: str | None) -> None:
+    """nav: code navigation for agents, editors and the command line."""
+    c = Ctx(root)
+    ctx.obj = c
+    ctx.call_on_close(c.close)
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@json_option
+@click.pass_obj
+@handle_errors
+def index(obj: Ctx, path: str | None, as_json: bool) -> None:
+    """Index PATH (default: the root) incrementally: symbols, chunks and references."""
+    if path is not None:
+        obj._root = path
+    nav = obj.nav()
+    progress = Progress("parsing")
+    try:
+        report = nav.index(progress=progress)
+    finally:
+        progress.close()
+    if as_json:
+        echo_json(report)
+        return
+    for p in report.added[:20]:
+        click.echo(click.style("  + ", fg="green") + p)
+    for p in report.updated[:20]:
+        click.echo(click.style("  ~ ", fg="yellow") + p)
+    for p in report.removed[:20]:
+        click.echo(click.style("  - ", fg="red") + p)
+    shown = len(report.added[:20]) + len(report.updated[:20]) + len(report.removed[:20])
+    total_changed = len(report.added) + len(report.updated) + len(report.removed)
+    if total_changed > shown:
+        click.echo(f"  … and {total_changed - shown} more")
+    for p, why in report.skipped[:10]:
+        click.secho(f"  skipped {p}: {why}", fg="bright_black", err=True)
+    if len(report.skipped) > 10:
+        click.secho(f"  skipped {len(report.skipped) - 10} more files", fg="bright_black", err=True)
+    click.echo(
+        f"indexed {nav.root}: {len(report.added)} added, {len(report.updated)} updated, "
+        f"{len(report.removed)} removed, {report.unchanged} unchanged in {report.seconds:.2f}s "
+        f"({report.files} files, {report.symbols} symbols, {report.chunks} chunks)"
+    )
+
+
+@main.command()
+@json_option
+@click.pass_obj
+@handle_errors
+def status(obj: Ctx, as_json: bool) -> None:
+    """Show what is indexed and whether the working tree has changed since."""
+    st = obj.nav().status()
+    if as_json:
+        echo_json(st)
+        return
+    click.echo(f"root:     {st.root}")
+    click.echo(f"index:    {st.index_path}")
+    if not st.indexed:
+        click.echo("state:    not indexed (run `nav index`)")
+        return
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_indexed_at)) if st.last_indexed_at else "?"
+    click.echo(f"indexed:  {st.files} files, {st.symbols} symbols, {st.chunks} chunks, {st.refs} references")
+    langs = ", ".join(f"{k} {v}" for k, v in sorted(st.languages.items(), key=lambda kv: -kv[1]))
+    click.echo(f"languages: {langs}")
+    click.echo(f"last run: {'complete' if st.last_run_complete else 'INCOMPLETE'} at {when}")
+    click.echo(f"stale:    {st.stale_files} files changed since (indexed again on the next query)")
+    for note in st.notes:
+        click.secho(f"note: {note}", fg="yellow")
+
+
+@main.command("def")
+@click.argument("name")
+@json_option
+@click.pass_obj
+@handle_errors
+def def_(obj: Ctx, name: str, as_json: bool) -> None:
+    """Where NAME is defined: `createSalesOrder`, `Order.create`, `pkg.module.func`."""
+    resp = obj.nav().definitions(name)
+    if as_json:
+        echo_json(resp)
+        return
+    for sym in resp.items:
+        click.echo(format_symbol(sym))
+    if len(resp.items) > 1:
+        click.secho(f"({len(resp.items)} definitions of `{name}`)", fg="bright_black", err=True)
+    echo_incomplete(resp)
+
+
+@main.command()
+@click.argument("pattern")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=30, show_default=True)
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (function, class, method, ...).")
+@json_option
+@click.pass_obj
+@handle_errors
+def symbols(obj: Ctx, pattern: str, limit: int, kinds: tuple[str, ...], as_json: bool) -> None:
+    """Symbols matching PATTERN (substring, words or fuzzy), best first."""
+    resp = obj.nav().symbols(pattern, limit=limit, kinds=kinds or None)
+    if as_json:
+        echo_json(resp)
+        return
+    if not resp.items:
+        click.secho(f"no symbols match `{pattern}`", fg="yellow", err=True)
+        sys.exit(1)
+    for sym in resp.items:
+        click.echo(format_symbol(sym))
+    echo_incomplete(resp)
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+@click.pass_obj
+@handle_errors
+def outline(obj: Ctx, file: str, as_json: bool) -> None:
+    """The symbols defined in FILE, nested."""
+    resp = obj.nav().outline(file)
+    if as_json:
+        echo_json(resp)
+        return
+    for entry in resp.items:
+        click.echo(format_symbol(entry.symbol, indent=entry.depth))
+    echo_incomplete(resp)
+
+
+def run() -> None:  # pragma: no cover - console-script entry
+    try:
+        main(prog_name="nav")
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -1,0 +1,118 @@
+"""Typed configuration: nested dataclasses, one loader, defaults that need no file.
+
+nav reads ``<root>/.nav.toml`` if present, else the ``[tool.nav]`` table of
+``<root>/pyproject.toml``. Unknown keys and values of the wrong type are ignored
+with a visible warning (``Config.warnings``) rather than silently.
+
+Example ``.nav.toml``::
+
+    [index]
+    max_file_bytes = 2000000
+    chunk_budget = 1500
+    ignore = ["generated/", "*.pb.go"]
+
+    [search]
+    model = "all-MiniLM-L6-v2"   # or a path to a local sentence-transformers model
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
+    max_file_bytes: int = 1_000_000
+    chunk_budget: int = 1500
+    """Chunk size budget in non-whitespace characters (cAST)."""
+    ignore: tuple[str, ...] = ()
+    """Extra gitignore-style patterns, on top of .gitignore and .navignore."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    model: str = "all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True, slots=True)
+class LspConfig:
+    deadline_s: float = 30.0
+    idle_timeout_s: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    index: IndexConfig = field(default_factory=IndexConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    lsp: LspConfig = field(default_factory=LspConfig)
+    source: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def _build(cls: type[Any], data: dict[str, Any], where: str, warnings: list[str]) -> Any:
+    kwargs: dict[str, Any] = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    defaults = cls()
+    for key, value in data.items():
+        if key not in fields:
+            warnings.append(f"{where}: unknown key `{key}` ignored (known: {', '.join(fields)})")
+            continue
+        default = getattr(defaults, key)
+        if isinstance(default, tuple):
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                kwargs[key] = tuple(value)
+                continue
+        elif isinstance(default, bool) and isinstance(value, bool):
+            kwargs[key] = value
+            continue
+        elif isinstance(default, (int, float)) and not isinstance(default, bool):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                kwargs[key] = type(default)(value)
+                continue
+        elif isinstance(default, str) and isinstance(value, str):
+            kwargs[key] = value
+            continue
+        warnings.append(
+            f"{where}.{key} = {value!r} is not a valid {type(default).__name__}; "
+            f"using the default {default!r}"
+        )
+    return cls(**kwargs)
+
+
+def load_config(root: Path) -> Config:
+    warnings: list[str] = []
+    table: dict[str, Any] | None = None
+    source: str | None = None
+    nav_toml = root / ".nav.toml"
+    pyproject = root / "pyproject.toml"
+    try:
+        if nav_toml.is_file():
+            table = tomllib.loads(nav_toml.read_text(encoding="utf-8"))
+            source = str(nav_toml)
+        elif pyproject.is_file():
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and isinstance(tool.get("nav"), dict):
+                table = tool["nav"]
+                source = f"{pyproject} [tool.nav]"
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        where = nav_toml if nav_toml.is_file() else pyproject
+        warnings.append(f"cannot read {where}: {exc}; using defaults")
+        table = None
+    if not table:
+        return Config(source=source, warnings=tuple(warnings))
+    sections = {"index": IndexConfig, "search": SearchConfig, "lsp": LspConfig}
+    built: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in sections:
+            warnings.append(f"{source}: unknown section `{key}` ignored (known: {', '.join(sections)})")
+            continue
+        if not isinstance(value, dict):
+            warnings.append(f"{source}: `{key}` must be a table; ignored")
+            continue
+        built[key] = _build(sections[key], value, f"{source} [{key}]", warnings)
+    return Config(**built, source=source, warnings=tuple(warnings))

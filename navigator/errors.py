@@ -1,0 +1,38 @@
+"""nav's one documented exception tree (defined in ``storage.errors`` so every layer can raise it).
+
+::
+
+    NavError                  base; ``str(err)`` is the whole message, ``exit_code`` the CLI's code
+    ├── UsageError            bad input: a malformed name, position, option (exit 2)
+    ├── NotIndexedError       the root has no index yet (exit 3)
+    ├── SymbolNotFoundError   no symbol by that name; ``.suggestions`` has close ones (exit 4)
+    ├── FileNotInIndexError   a path outside the root, missing, or not indexed (exit 4)
+    ├── StorageError          the index database cannot be used (exit 5)
+    ├── ServerError           a language server failed (exit 6)
+    ├── DeadlineError         a bounded operation ran out of time (exit 7)
+    └── ModelError            the embedding model cannot be loaded offline (exit 8)
+"""
+
+from storage.errors import (
+    DeadlineError,
+    FileNotInIndexError,
+    ModelError,
+    NavError,
+    NotIndexedError,
+    ServerError,
+    StorageError,
+    SymbolNotFoundError,
+    UsageError,
+)
+
+__all__ = [
+    "DeadlineError",
+    "FileNotInIndexError",
+    "ModelError",
+    "NavError",
+    "NotIndexedError",
+    "ServerError",
+    "StorageError",
+    "SymbolNotFoundError",
+    "UsageError",
+]

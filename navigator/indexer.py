@@ -1,0 +1,252 @@
+"""Incremental indexing: walk, hash, parse what changed, write it atomically.
+
+Content hashes decide the work: a file whose size and mtime match the index is not
+read; a file whose bytes hash the same is not re-parsed; deleted files lose every
+row. Each file's rows are replaced in one transaction (files are grouped into
+batches for speed), so a process killed mid-run leaves an index that answers, with
+every file either at its old or its new version; the next run completes the work.
+The run's state is kept in ``meta`` so ``nav status`` can say a run was cut short.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from navigator.results import IndexReport
+from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk
+from semantic.languages import detect_language
+from semantic.parse import parse_source
+from storage.db import Store
+from storage.errors import StorageError
+from storage.model import ParsedFile
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while files are parsed."""
+
+# Below this many files to parse, a process pool costs more than it saves.
+_POOL_MIN_FILES = 150
+_BATCH_FILES = 200
+_BATCH_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    path: str
+    abspath: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    text: str
+    decode_note: str | None
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode(data: bytes) -> tuple[str, str | None]:
+    """UTF-8 (with BOM) text; invalid bytes are replaced, and the note says so."""
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", errors="replace"), f"invalid UTF-8 at byte {exc.start}; decoded with replacement"
+
+
+def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
+    """Runs in a worker process: parse one file, never raise."""
+    try:
+        parsed = parse_source(job.path, job.text, detect_language(job.path), chunk_budget=chunk_budget)
+    except Exception as exc:  # a parser bug must not stop the index; the file is kept, visibly
+        log.warning("parser failed on %s: %s", job.path, exc)
+        parsed = parse_source(job.path, job.text, None, chunk_budget=chunk_budget)
+        parsed = ParsedFile(
+            path=parsed.path,
+            language=detect_language(job.path) or "",
+            chunks=parsed.chunks,
+            parsed=False,
+            notes=(*parsed.notes, f"parser error: {type(exc).__name__}: {exc}"),
+        )
+    if job.decode_note:
+        parsed = ParsedFile(
+            path=parsed.path,
+            language=parsed.language,
+            symbols=parsed.symbols,
+            refs=parsed.refs,
+            chunks=parsed.chunks,
+            parsed=parsed.parsed,
+            notes=(*parsed.notes, job.decode_note),
+        )
+    return parsed
+
+
+def _parse_all(jobs: list[_Job], chunk_budget: int, workers: int) -> Iterator[tuple[_Job, ParsedFile]]:
+    if len(jobs) < _POOL_MIN_FILES or workers <= 1:
+        for job in jobs:
+            yield job, _parse_job(job, chunk_budget)
+        return
+    pool: Executor = ProcessPoolExecutor(max_workers=workers)
+    try:
+        # Big files first so the pool's tail is short; results come back in submit order.
+        futures = [(job, pool.submit(_parse_job, job, chunk_budget)) for job in jobs]
+        for job, fut in futures:
+            yield job, fut.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+@contextmanager
+def index_lock(nav_dir: Path, *, timeout_s: float = 30.0) -> Iterator[None]:
+    """One writer per index: a second ``nav index`` waits for the first (bounded)."""
+    nav_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(nav_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise StorageError(
+                        f"another nav process is indexing {nav_dir.parent} (lock {nav_dir / 'index.lock'}); "
+                        "wait for it to finish"
+                    ) from None
+                # flock has no timed wait; poll the lock at a short interval
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read(file: WalkedFile) -> tuple[bytes | None, str | None]:
+    try:
+        with open(file.abspath, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, f"unreadable: {exc.strerror or exc}"
+
+
+def index_root(
+    root: Path,
+    store: Store,
+    *,
+    walk_options: WalkOptions | None = None,
+    chunk_budget: int = 1500,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
+    files: Iterable[WalkedFile] | None = None,
+) -> IndexReport:
+    """Bring the index of ``root`` up to date with the working tree."""
+    started = time.perf_counter()
+    walked = walk(root, walk_options)
+    skipped: list[tuple[str, str]] = list(walked.skipped)
+    current = {f.path: f for f in (files if files is not None else walked.files)}
+    known = store.file_rows()
+
+    store.set_meta("last_run_state", "running")
+    store.set_meta("last_run_started_at", str(time.time()))
+
+    removed = sorted(p for p in known if p not in current)
+    jobs: list[_Job] = []
+    unchanged = 0
+    touched: list[WalkedFile] = []
+    for path, wf in current.items():
+        row = known.get(path)
+        if row is not None and row.size == wf.size and row.mtime_ns == wf.mtime_ns:
+            unchanged += 1
+            continue
+        data, err = _read(wf)
+        if data is None:
+            skipped.append((path, err or "unreadable"))
+            continue
+        if looks_binary(data[:8192]):
+            if row is not None:
+                removed.append(path)  # it became binary: it no longer belongs in the index
+            continue
+        digest = content_hash(data)
+        if row is not None and row.hash == digest:
+            unchanged += 1
+            touched.append(wf)
+            continue
+        text, note = decode(data)
+        jobs.append(_Job(path, wf.abspath, wf.size, wf.mtime_ns, digest, text, note))
+
+    added: list[str] = []
+    updated: list[str] = []
+    if removed:
+        store.delete_files(removed)
+    if touched:
+        with store.transaction():
+            for wf in touched:
+                store.touch_file(wf.path, size=wf.size, mtime_ns=wf.mtime_ns)
+
+    jobs.sort(key=lambda j: -j.size)
+    n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    done = 0
+    batch_started = time.monotonic()
+    batch_n = 0
+    tx = store.transaction()
+    tx.__enter__()
+    try:
+        for job, parsed in _parse_all(jobs, chunk_budget, n_workers):
+            store.replace_file(
+                parsed,
+                content_hash=job.content_hash,
+                size=job.size,
+                mtime_ns=job.mtime_ns,
+                lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
+            )
+            (updated if job.path in known else added).append(job.path)
+            done += 1
+            batch_n += 1
+            if progress is not None:
+                progress(done, len(jobs))
+            if batch_n >= _BATCH_FILES or time.monotonic() - batch_started > _BATCH_SECONDS:
+                tx.__exit__(None, None, None)
+                tx = store.transaction()
+                tx.__enter__()
+                batch_n = 0
+                batch_started = time.monotonic()
+    except BaseException as exc:
+        tx.__exit__(type(exc), exc, exc.__traceback__)
+        raise
+    else:
+        tx.__exit__(None, None, None)
+
+    store.set_meta("last_run_state", "complete")
+    store.set_meta("last_run_finished_at", str(time.time()))
+    stats = store.stats()
+    return IndexReport(
+        added=tuple(sorted(added)),
+        updated=tuple(sorted(updated)),
+        removed=tuple(removed),
+        unchanged=unchanged,
+        skipped=tuple(skipped),
+        files=stats.files,
+        symbols=stats.symbols,
+        chunks=stats.chunks,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def stale_count(root: Path, store: Store, walk_options: WalkOptions | None = None) -> int:
+    """How many files differ (by stat) from the index: new, deleted or modified."""
+    walked = {f.path: f for f in walk(root, walk_options).files}
+    known = store.file_rows()
+    n = sum(1 for p in known if p not in walked)
+    for path, wf in walked.items():
+        row = known.get(path)
+        if row is None or row.size != wf.size or row.mtime_ns != wf.mtime_ns:
+            n += 1
+    return n

@@ -1,0 +1,136 @@
+"""The API's result types: frozen, typed, and serializable to compact JSON.
+
+Every front end returns these: the Python API directly, the CLI's ``--json`` as
+``to_json(result)``, the editor server inside JSON-RPC responses. Positions are
+1-based lines and columns (code points); paths are relative to the root.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+Provenance = Literal["lsp", "symbols", "bm25", "vector", "syntax", "path"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A definition known to the index."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    signature: str
+    language: str
+    container: str | None = None
+    docstring: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One place in the code: a definition, a reference, a caller, an implementation."""
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    code: str
+    """The source line at ``line``, stripped."""
+    symbol: str | None = None
+    """Qualified name of the innermost symbol enclosing the hit (None at module level)."""
+    is_definition: bool = False
+    provenance: tuple[str, ...] = ()
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result of semantic/lexical search: a chunk of code."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    signature: str | None
+    snippet: str
+    score: float
+    language: str | None = None
+    ranks: dict[str, int] = field(default_factory=dict)
+    """Which legs found it, at what 1-based rank (``{"bm25": 3, "vector": 1}``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Response(Generic[T]):
+    """A bounded answer that says whether it is complete, and why not."""
+
+    items: tuple[T, ...]
+    complete: bool = True
+    reason: str | None = None
+    """Why the answer is incomplete: e.g. ``server still indexing``, ``deadline reached``,
+    ``no server for go``, ``limit reached``. None when complete."""
+    source: str | None = None
+    """Which backend answered (``lsp:basedpyright``, ``syntax``, ``index`` ...)."""
+    elapsed_ms: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    symbol: Symbol
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: int
+    skipped: tuple[tuple[str, str], ...]
+    """(path, reason) for files the walk or the parser could not take."""
+    files: int
+    symbols: int
+    chunks: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    root: str
+    index_path: str
+    indexed: bool
+    files: int
+    symbols: int
+    chunks: int
+    refs: int
+    languages: dict[str, int]
+    last_run_complete: bool
+    last_indexed_at: float | None
+    stale_files: int
+    """Files whose size or mtime differ from the index (or that are new or deleted)."""
+    notes: tuple[str, ...] = ()
+
+
+def to_data(obj: Any) -> Any:
+    """Convert result objects (dataclasses, tuples, dicts) to plain JSON-able data."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_data(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_data(v) for k, v in obj.items()}
+    return obj
+
+
+def to_json(obj: Any, *, indent: int | None = None) -> str:
+    return json.dumps(to_data(obj), indent=indent, ensure_ascii=False)

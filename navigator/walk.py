@@ -1,0 +1,187 @@
+"""Walking a repository: which files nav indexes, and why it skips the others.
+
+Honours ``.gitignore`` files at every level (and ``.navignore``, same syntax), skips
+``.git``, virtualenvs, ``node_modules`` and other vendored or generated trees,
+binary files and files above a size limit. Symlinks to directories are not
+followed (no loops); unreadable entries are reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+DEFAULT_SKIP_DIRS: frozenset[str] = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".nav",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "node_modules",
+        "bower_components",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".idea",
+        ".vscode",
+        "site-packages",
+        "dist",
+        "build",
+        "target",
+        ".gradle",
+        ".next",
+        ".cache",
+        "vendor",
+        "third_party",
+    }
+)
+
+# Extensions that are never source code, so nav does not even open them.
+BINARY_EXTENSIONS: frozenset[str] = frozenset(
+    {
+        ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".svgz", ".pdf", ".zip",
+        ".gz", ".tgz", ".bz2", ".xz", ".7z", ".tar", ".jar", ".war", ".class", ".so", ".dll",
+        ".dylib", ".a", ".o", ".obj", ".exe", ".bin", ".pyc", ".pyo", ".whl", ".egg", ".db",
+        ".sqlite", ".sqlite3", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4",
+        ".wav", ".ogg", ".flac", ".mov", ".avi", ".mkv", ".npy", ".npz", ".pkl", ".pt", ".onnx",
+        ".safetensors", ".parquet", ".lock", ".min.js", ".map",
+    }
+)  # fmt: skip
+
+DEFAULT_MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    path: str
+    """Root-relative POSIX path."""
+    abspath: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class WalkResult:
+    files: list[WalkedFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """(path, reason) for files that were seen and left out for a reason worth reporting."""
+
+
+@dataclass(frozen=True, slots=True)
+class WalkOptions:
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    skip_dirs: frozenset[str] = DEFAULT_SKIP_DIRS
+    extra_ignores: tuple[str, ...] = ()
+
+
+def _load_spec(directory: str) -> pathspec.PathSpec | None:
+    lines: list[str] = []
+    for name in (".gitignore", ".navignore"):
+        p = os.path.join(directory, name)
+        try:
+            with open(p, encoding="utf-8", errors="replace") as fh:
+                lines.extend(fh.read().splitlines())
+        except OSError:
+            continue
+    if not lines:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str, is_dir: bool) -> bool:
+    """Apply the ignore files from the root down; a deeper file's rules win (negations work)."""
+    verdict = False
+    candidate = rel + "/" if is_dir else rel
+    for base, spec in specs:
+        if base:
+            if not candidate.startswith(base + "/"):
+                continue
+            sub = candidate[len(base) + 1 :]
+        else:
+            sub = candidate
+        result = spec.check_file(sub)
+        if result.include is not None:
+            verdict = bool(result.include)
+    return verdict
+
+
+def looks_binary(head: bytes) -> bool:
+    """A NUL byte in the first block means binary (git's own heuristic)."""
+    return b"\x00" in head
+
+
+def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
+    """List the indexable files under ``root``, in a stable order."""
+    opts = options or WalkOptions()
+    root_s = os.path.abspath(root)
+    result = WalkResult()
+    root_specs: list[tuple[str, pathspec.PathSpec]] = []
+    if opts.extra_ignores:
+        root_specs.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
+    for item in _walk_dir(root_s, "", root_specs, opts, result):
+        result.files.append(item)
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def _walk_dir(
+    root: str,
+    rel_dir: str,
+    specs: list[tuple[str, pathspec.PathSpec]],
+    opts: WalkOptions,
+    result: WalkResult,
+) -> Iterator[WalkedFile]:
+    abs_dir = os.path.join(root, rel_dir) if rel_dir else root
+    spec = _load_spec(abs_dir)
+    if spec is not None:
+        specs = [*specs, (rel_dir, spec)]
+    try:
+        entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+    except OSError as exc:
+        result.skipped.append((rel_dir or ".", f"unreadable directory: {exc.strerror}"))
+        return
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            is_link = entry.is_symlink()
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            if entry.is_symlink():
+                result.skipped.append((rel, "broken symlink"))
+            else:
+                result.skipped.append((rel, "unreadable"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if entry.name in opts.skip_dirs or is_link:
+                continue  # vendored/generated tree, or a directory symlink (could loop)
+            if _ignored(specs, rel, True):
+                continue
+            if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                continue  # a virtualenv under any name
+            yield from _walk_dir(root, rel, specs, opts, result)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        if _ignored(specs, rel, False):
+            continue
+        name = entry.name.lower()
+        if any(name.endswith(ext) for ext in BINARY_EXTENSIONS):
+            continue
+        if st.st_size > opts.max_file_bytes:
+            result.skipped.append(
+                (rel, f"larger than the size limit ({st.st_size} > {opts.max_file_bytes} bytes)")
+            )
+            continue
+        yield WalkedFile(rel, entry.path, st.st_size, st.st_mtime_ns)

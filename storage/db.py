@@ -1,0 +1,521 @@
+"""The index database: one SQLite file per indexed root, managed with sqlite-utils.
+
+Layout (schema version in ``meta``):
+
+- ``files``: one row per indexed file (path, language, content hash, size, mtime).
+- ``symbols``: definitions (name, qualified name, kind, ranges, signature, container, docstring).
+- ``chunks``: syntax-aware chunks (line range, enclosing symbol, signature, text, content hash).
+- ``refs``: identifier occurrences outside comments and strings (the syntax-level fallback).
+- ``symbols_fts`` / ``chunks_fts``: FTS5 tables over identifier-split text, for BM25.
+- ``embeddings``: vectors cached by (model id, chunk content hash).
+
+Writes go through :meth:`Store.transaction`; every file's rows are replaced in the
+same transaction as its ``files`` row, so a killed process leaves each file either
+fully old or fully new and the database always answers. WAL mode lets readers go on
+while an index run writes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+
+from storage.errors import StorageError
+from storage.model import ParsedFile, Span, SymbolDef
+from storage.tokens import index_text
+
+SCHEMA_VERSION = 1
+
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    language TEXT,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    lines INTEGER NOT NULL DEFAULT 0,
+    parsed INTEGER NOT NULL DEFAULT 1,
+    notes TEXT,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS symbols (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL, start_col INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, end_col INTEGER NOT NULL,
+    name_line INTEGER NOT NULL, name_col INTEGER NOT NULL,
+    name_end_line INTEGER NOT NULL, name_end_col INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    container TEXT,
+    docstring TEXT
+);
+CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
+CREATE INDEX IF NOT EXISTS symbols_qualified ON symbols(qualified_name);
+CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    symbol TEXT,
+    signature TEXT,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+CREATE TABLE IF NOT EXISTS refs (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    end_col INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
+CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS symbols_fts USING fts5(
+    tokens, tokenize = "unicode61 tokenchars '_'"
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    path, symbol, text, tokenize = "unicode61 tokenchars '_'"
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+"""
+
+# Each entry migrates from version i+1 to i+2; the list grows with the schema.
+_MIGRATIONS: list[str] = []
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    path: str
+    language: str | None
+    hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    """A symbol as stored, with its database id (the API converts it to its own type)."""
+
+    id: int
+    definition: SymbolDef
+
+
+@dataclass(frozen=True, slots=True)
+class RefRow:
+    path: str
+    name: str
+    line: int
+    col: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    language: str | None
+    start_line: int
+    end_line: int
+    symbol: str | None
+    signature: str | None
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    files: int
+    symbols: int
+    chunks: int
+    refs: int
+    languages: dict[str, int]
+    last_run: str | None
+    last_run_complete: bool
+    last_run_finished_at: float | None
+
+
+_SYMBOL_COLUMNS = (
+    "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
+    "s.start_line, s.start_col, s.end_line, s.end_col, "
+    "s.name_line, s.name_col, s.name_end_line, s.name_end_col, "
+    "s.signature, s.container, s.docstring"
+)
+
+
+def _symbol_from_row(row: Sequence[object]) -> SymbolRow:
+    (sid, name, qn, kind, path, lang, sl, sc, el, ec, nl, nc, nel, nec, sig, cont, doc) = row
+    return SymbolRow(
+        id=int(sid),  # type: ignore[call-overload]
+        definition=SymbolDef(
+            name=str(name),
+            qualified_name=str(qn),
+            kind=str(kind),
+            path=str(path),
+            language=str(lang or ""),
+            span=Span(int(sl), int(sc), int(el), int(ec)),  # type: ignore[call-overload]
+            name_span=Span(int(nl), int(nc), int(nel), int(nec)),  # type: ignore[call-overload]
+            signature=str(sig),
+            container=None if cont is None else str(cont),
+            docstring=None if doc is None else str(doc),
+        ),
+    )
+
+
+class Store:
+    """Owns one SQLite connection to an index database. Use as a context manager."""
+
+    def __init__(self, path: Path, *, create: bool = True, timeout_s: float = 10.0) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise StorageError(f"no index database at {self.path}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False
+            )
+            self.db = sqlite_utils.Database(conn)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(
+                f"cannot open the index at {self.path}: {exc}; delete that file and run `nav index`"
+            ) from exc
+        self._in_tx = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        conn = self.conn
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"the index at {self.path} has schema version {version}, newer than this nav "
+                f"({SCHEMA_VERSION}); upgrade nav or delete {self.path.parent} and re-index"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if version == 0:
+                for stmt in _split_sql(_SCHEMA_V1):
+                    conn.execute(stmt)
+                version = 1
+            while version < SCHEMA_VERSION:
+                for stmt in _split_sql(_MIGRATIONS[version - 1]):
+                    conn.execute(stmt)
+                version += 1
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- writes ----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: everything inside commits together or not at all."""
+        if self._in_tx:
+            yield
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+        finally:
+            self._in_tx = False
+
+    def file_rows(self) -> dict[str, FileRow]:
+        rows = self.conn.execute("SELECT path, language, hash, size, mtime_ns FROM files")
+        return {r[0]: FileRow(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
+
+    def touch_file(self, path: str, *, size: int, mtime_ns: int) -> None:
+        """Record a new stat for a file whose content hash did not change."""
+        self.conn.execute(
+            "UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path)
+        )
+
+    def delete_files(self, paths: Iterable[str]) -> int:
+        n = 0
+        with self.transaction():
+            for path in paths:
+                row = self.conn.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
+                if row is None:
+                    continue
+                self._delete_file_rows(int(row[0]))
+                self.conn.execute("DELETE FROM files WHERE id=?", (row[0],))
+                n += 1
+        return n
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        c = self.conn
+        c.execute(
+            "DELETE FROM symbols_fts WHERE rowid IN (SELECT id FROM symbols WHERE file_id=?)",
+            (file_id,),
+        )
+        c.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id=?)",
+            (file_id,),
+        )
+        c.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
+        c.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+        c.execute("DELETE FROM refs WHERE file_id=?", (file_id,))
+
+    def replace_file(
+        self,
+        parsed: ParsedFile,
+        *,
+        content_hash: str,
+        size: int,
+        mtime_ns: int,
+        lines: int,
+    ) -> None:
+        """Replace every row of one file with what the parser found (atomic)."""
+        c = self.conn
+        with self.transaction():
+            row = c.execute("SELECT id FROM files WHERE path=?", (parsed.path,)).fetchone()
+            notes = "; ".join(parsed.notes) or None
+            if row is None:
+                cur = c.execute(
+                    "INSERT INTO files(path, language, hash, size, mtime_ns, lines, parsed, notes,"
+                    " indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        parsed.path,
+                        parsed.language or None,
+                        content_hash,
+                        size,
+                        mtime_ns,
+                        lines,
+                        int(parsed.parsed),
+                        notes,
+                        time.time(),
+                    ),
+                )
+                file_id = int(cur.lastrowid or 0)
+            else:
+                file_id = int(row[0])
+                self._delete_file_rows(file_id)
+                c.execute(
+                    "UPDATE files SET language=?, hash=?, size=?, mtime_ns=?, lines=?, parsed=?,"
+                    " notes=?, indexed_at=? WHERE id=?",
+                    (
+                        parsed.language or None,
+                        content_hash,
+                        size,
+                        mtime_ns,
+                        lines,
+                        int(parsed.parsed),
+                        notes,
+                        time.time(),
+                        file_id,
+                    ),
+                )
+            for sym in parsed.symbols:
+                cur = c.execute(
+                    "INSERT INTO symbols(file_id, name, qualified_name, kind, start_line, start_col,"
+                    " end_line, end_col, name_line, name_col, name_end_line, name_end_col,"
+                    " signature, container, docstring) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        file_id,
+                        sym.name,
+                        sym.qualified_name,
+                        sym.kind,
+                        sym.span.start_line,
+                        sym.span.start_col,
+                        sym.span.end_line,
+                        sym.span.end_col,
+                        sym.name_span.start_line,
+                        sym.name_span.start_col,
+                        sym.name_span.end_line,
+                        sym.name_span.end_col,
+                        sym.signature,
+                        sym.container,
+                        sym.docstring,
+                    ),
+                )
+                tokens = index_text(sym.qualified_name.replace(".", " "))
+                c.execute(
+                    "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, tokens)
+                )
+            path_tokens = index_text(parsed.path.replace("/", " ").replace(".", " "))
+            for ch in parsed.chunks:
+                cur = c.execute(
+                    "INSERT INTO chunks(file_id, start_line, end_line, symbol, signature, text, hash)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    (
+                        file_id,
+                        ch.start_line,
+                        ch.end_line,
+                        ch.symbol,
+                        ch.signature,
+                        ch.text,
+                        ch.content_hash,
+                    ),
+                )
+                c.execute(
+                    "INSERT INTO chunks_fts(rowid, path, symbol, text) VALUES (?,?,?,?)",
+                    (
+                        cur.lastrowid,
+                        path_tokens,
+                        index_text((ch.symbol or "").replace(".", " ")),
+                        index_text(ch.text),
+                    ),
+                )
+            c.executemany(
+                "INSERT INTO refs(file_id, name, line, col, end_col) VALUES (?,?,?,?,?)",
+                ((file_id, r.name, r.line, r.col, r.end_col) for r in parsed.refs),
+            )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def stats(self) -> StoreStats:
+        c = self.conn
+
+        def count(table: str) -> int:
+            return int(c.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+        langs = {
+            str(lang or "text"): int(n)
+            for lang, n in c.execute("SELECT language, count(*) FROM files GROUP BY language")
+        }
+        finished = self.get_meta("last_run_finished_at")
+        return StoreStats(
+            files=count("files"),
+            symbols=count("symbols"),
+            chunks=count("chunks"),
+            refs=count("refs"),
+            languages=langs,
+            last_run=self.get_meta("last_run_state"),
+            last_run_complete=self.get_meta("last_run_state") == "complete",
+            last_run_finished_at=float(finished) if finished else None,
+        )
+
+    def symbols_where(self, where: str, params: Sequence[object], *, limit: int = 1000) -> list[SymbolRow]:
+        sql = (
+            f"SELECT {_SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"WHERE {where} ORDER BY f.path, s.start_line LIMIT ?"
+        )
+        return [_symbol_from_row(r) for r in self.conn.execute(sql, (*params, limit))]
+
+    def symbols_by_name(self, name: str) -> list[SymbolRow]:
+        return self.symbols_where("s.name = ?", (name,))
+
+    def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
+        """Symbols whose qualified name is ``dotted`` or ends with ``.dotted``."""
+        last = dotted.rsplit(".", 1)[-1]
+        return self.symbols_where(
+            "s.name = ? AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\')",
+            (last, dotted, "%." + _like_escape(dotted)),
+        )
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        return self.symbols_where("f.path = ?", (path,), limit=100_000)
+
+    def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
+        if not match:
+            return []
+        sql = (
+            f"SELECT {_SYMBOL_COLUMNS} FROM symbols_fts "
+            "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
+            "WHERE symbols_fts MATCH ? ORDER BY bm25(symbols_fts) LIMIT ?"
+        )
+        try:
+            return [_symbol_from_row(r) for r in self.conn.execute(sql, (match, limit))]
+        except sqlite3.OperationalError:
+            return []
+
+    def symbol_names(self) -> list[str]:
+        return [str(r[0]) for r in self.conn.execute("SELECT DISTINCT name FROM symbols")]
+
+    def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
+        return self.symbols_where(
+            "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + _like_escape(pattern) + "%",), limit=limit
+        )
+
+    def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
+        sql = (
+            "SELECT f.path, r.name, r.line, r.col, r.end_col FROM refs r JOIN files f ON f.id = r.file_id "
+            "WHERE r.name = ? ORDER BY f.path, r.line, r.col LIMIT ?"
+        )
+        return [RefRow(*row) for row in self.conn.execute(sql, (name, limit))]
+
+    def file_row(self, path: str) -> FileRow | None:
+        r = self.conn.execute(
+            "SELECT path, language, hash, size, mtime_ns FROM files WHERE path=?", (path,)
+        ).fetchone()
+        return None if r is None else FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]))
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            sql = (
+                "SELECT c.id, f.path, f.language, c.start_line, c.end_line, c.symbol, c.signature,"
+                f" c.text, c.hash FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})"
+            )
+            for r in self.conn.execute(sql, part):
+                out[int(r[0])] = ChunkRow(*r)
+        return out
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _split_sql(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";\n") if s.strip()]

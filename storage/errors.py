@@ -1,0 +1,82 @@
+"""nav's one exception tree. ``navigator.errors`` re-exports it as the documented surface.
+
+Every error carries its message (``str(err)`` is useful on its own) and the exit
+code the CLI uses for it. Front ends convert at their edge: the CLI prints the
+message and exits with ``exit_code``; JSON-RPC maps ``rpc_code``; the Python API
+raises the exception itself.
+"""
+
+from __future__ import annotations
+
+
+class NavError(Exception):
+    """Base class of every error nav raises on purpose."""
+
+    exit_code: int = 1
+    rpc_code: int = -32000
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(NavError):
+    """Bad input from the caller: a malformed option, position or pattern."""
+
+    exit_code = 2
+    rpc_code = -32602
+
+
+class NotIndexedError(NavError):
+    """The root has no index yet (run ``nav index``)."""
+
+    exit_code = 3
+
+
+class SymbolNotFoundError(NavError):
+    """A name that matches no symbol; carries close matches for the message."""
+
+    exit_code = 4
+
+    def __init__(self, name: str, suggestions: list[str] | None = None) -> None:
+        self.name = name
+        self.suggestions = list(suggestions or [])
+        msg = f"no symbol named `{name}`"
+        if self.suggestions:
+            msg += "; did you mean " + ", ".join(self.suggestions) + "?"
+        else:
+            msg += "; run `nav symbols <part-of-name>` to search, or `nav index` if the file is new"
+        super().__init__(msg)
+
+
+class FileNotInIndexError(NavError):
+    """A path that is outside the root, missing, or not indexed."""
+
+    exit_code = 4
+
+
+class StorageError(NavError):
+    """The index database is unreadable, locked for too long, or from a newer nav."""
+
+    exit_code = 5
+
+
+class ServerError(NavError):
+    """A language server failed to start or answer."""
+
+    exit_code = 6
+
+
+class DeadlineError(NavError):
+    """A bounded operation ran out of time."""
+
+    exit_code = 7
+
+
+class ModelError(NavError):
+    """The embedding model is missing or cannot be loaded offline."""
+
+    exit_code = 8

@@ -1,0 +1,68 @@
+"""Identifier-aware tokenization for the lexical (FTS5/BM25) tables.
+
+Code names are written many ways: ``createSalesOrder``, ``create_sales_order``,
+``CreateSalesOrder``, ``CREATE_SALES_ORDER``. The index stores every identifier
+twice: whole (lower-cased, so an exact name still matches exactly) and split into
+its words, emitted next to each other so a phrase query on the words matches any
+spelling. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# Split camelCase, PascalCase, acronyms (HTTPServer -> HTTP Server) and digits.
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def split_identifier(name: str) -> list[str]:
+    """Return the lower-cased words of an identifier: ``getHTTPResponse2`` -> get, http, response, 2."""
+    words: list[str] = []
+    for piece in name.split("_"):
+        if piece:
+            words.extend(p.lower() for p in _PARTS.findall(piece))
+    return words
+
+
+def index_text(text: str) -> str:
+    """Text as stored in an FTS5 column: each identifier whole, then its words if it has several."""
+    out: list[str] = []
+    for match in _IDENT.finditer(text):
+        token = match.group(0)
+        whole = token.lower().strip("_")
+        if not whole:
+            continue
+        parts = split_identifier(token)
+        out.append(whole)
+        if len(parts) > 1:
+            out.extend(parts)
+    return " ".join(out)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(text: str, *, mode: str = "OR") -> str:
+    """Build an FTS5 MATCH expression for free text or identifiers.
+
+    Every identifier contributes its whole lower-cased form OR the phrase of its
+    words, so ``createSalesOrder``, ``create_sales_order`` and ``create sales
+    order`` find each other. Terms are joined with ``mode`` (``OR`` ranks by
+    BM25, ``AND`` requires all). Returns "" when the text has no usable term.
+    """
+    clauses: list[str] = []
+    seen: set[str] = set()
+    for match in _IDENT.finditer(text):
+        token = match.group(0)
+        whole = token.lower().strip("_")
+        if not whole or whole in seen:
+            continue
+        seen.add(whole)
+        parts = split_identifier(token)
+        if len(parts) > 1:
+            clauses.append(f"({_quote(whole)} OR {_quote(' '.join(parts))})")
+        else:
+            clauses.append(_quote(whole))
+    return f" {mode} ".join(clauses)
