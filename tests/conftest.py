@@ -1,0 +1,32 @@
+"""Shared fixtures. Tests never sleep to wait for something; they wait for the event."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+WORKSPACES = Path(__file__).parent / "workspaces"
+
+# Offline by design: nothing may reach a model hub during tests.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
+    """Write a dict of {relative path: source} under a fresh folder and return it."""
+
+    def make(files: dict[str, str]) -> Path:
+        root = tmp_path / "repo"
+        root.mkdir(exist_ok=True)
+        for rel, text in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(textwrap.dedent(text), encoding="utf-8")
+        return root
+
+    return make
