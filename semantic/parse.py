@@ -433,7 +433,7 @@ def _drop_shadowing_typedefs(defs: list[_Def]) -> list[_Def]:
     return out
 
 
-_BODY_FIELDS = ("body",)
+_GO_SPEC_KEYWORD = {"type_spec": "type", "type_alias": "type", "const_spec": "const"}
 _WS_RUN = re.compile(r"\s+")
 
 
@@ -472,12 +472,17 @@ def _signature(node: Node, src: _Text, kind: str) -> str:
             pos = child.end_byte
     pieces.append(src.src[pos:end])
     raw = b" ".join(pieces).decode("utf-8", "replace")
+    if body is None and kind != "constant" and "\n" in raw:
+        # a type without a body field (Go `type X struct {...}`): its header line
+        raw = raw.split("{", 1)[0] if "{" in raw else raw.split("\n", 1)[0]
     sig = _WS_RUN.sub(" ", raw).strip()
-    if body is not None:
-        sig = sig.rstrip(":{ =>").rstrip()
-        if sig.endswith("="):
-            sig = sig[:-1].rstrip()
+    for suffix in ("=>", "{", ":", "="):
+        if body is not None and sig.endswith(suffix):
+            sig = sig[: -len(suffix)].rstrip()
+            break
     sig = sig.rstrip(";").rstrip()
+    if node.type in _GO_SPEC_KEYWORD:
+        sig = f"{_GO_SPEC_KEYWORD[node.type]} {sig}"
     if len(sig) > _MAX_SIGNATURE:
         sig = sig[: _MAX_SIGNATURE - 1] + "…"
     return sig
@@ -512,10 +517,24 @@ _COMMENT_MARKERS = re.compile(r"^\s*(?:///?!?|/\*+!?|\*+/?|#+|--)\s?")
 
 
 def _leading_comment(node: Node, src: _Text) -> str | None:
+    """The block of whole-line comments right above ``node`` (or above an ancestor that
+    starts on the same line, e.g. ``export class``)."""
+    row = node.start_point[0]
+    while node.prev_sibling is None or node.prev_sibling.type not in _COMMENT_TYPES:
+        parent = node.parent
+        if parent is None or parent.parent is None or parent.start_point[0] != row:
+            break
+        node = parent
     comments: list[Node] = []
-    expect_row = node.start_point[0]
+    expect_row = row
     prev = node.prev_sibling
-    while prev is not None and prev.type in _COMMENT_TYPES and _last_row(prev) >= expect_row - 1:
+    while (
+        prev is not None
+        and prev.type in _COMMENT_TYPES
+        and _last_row(prev) >= expect_row - 1
+        and _last_row(prev) < expect_row + (1 if not comments else 0)
+        and not src.lines[prev.start_point[0]][: prev.start_point[1]].strip()
+    ):
         comments.append(prev)
         expect_row = prev.start_point[0]
         prev = prev.prev_sibling

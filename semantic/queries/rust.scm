@@ -23,8 +23,7 @@
   name: (type_identifier) @name) @definition.type
 
 (mod_item
-  name: (identifier) @name
-  body: (declaration_list)) @definition.module
+  name: (identifier) @name) @definition.module
 
 (const_item
   name: (identifier) @name) @definition.constant

@@ -1,0 +1,11 @@
+import { total } from "./report.js"; // ref: total
+import { createSalesOrder } from "./service.js"; // ref: createSalesOrder
+
+// createSalesOrder is called below; this comment must not count.  noref: createSalesOrder
+const BANNER = `createSalesOrder demo`; // def: constant BANNER noref: createSalesOrder
+
+export function main() { // def: function main
+  const order = createSalesOrder("ada", [{ sku: "sku-1", price: 250, quantity: 2 }]); // ref: createSalesOrder
+  console.log(BANNER, total([1, 2, 3])); // ref: BANNER total
+  return order.total(); // ref: total
+}
