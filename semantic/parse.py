@@ -23,13 +23,13 @@ from itertools import accumulate
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-from semantic.languages import detect_language
 from storage.model import Chunk, ParsedFile, Span, SymbolDef, SyntaxRef
 
 __all__ = [
     "DEFAULT_CHUNK_BUDGET",
     "FALLBACK_WINDOW_LINES",
     "MAX_PARSE_BYTES",
+    "UNKNOWN_LANGUAGE",
     "chunk_hash",
     "parse_source",
 ]
@@ -48,7 +48,8 @@ MAX_PARSE_BYTES = 4_000_000
 MAX_AVG_LINE_BYTES = 1000
 """Files whose lines average more than this are minified or data; not worth a parse."""
 
-_TEXT_LANGUAGE = "text"
+UNKNOWN_LANGUAGE = ""
+"""``ParsedFile.language`` / ``Chunk.language`` of a file parsed with ``language=None``."""
 _WS_DELETE = str.maketrans("", "", " \t\r\n\f\v")
 
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait"})
@@ -199,15 +200,14 @@ def parse_source(
 ) -> ParsedFile:
     """Parse one file's text into symbols, syntax references and cAST chunks.
 
-    ``language`` defaults to what ``detect_language(path, text)`` says; a file with no
-    grammar (or too large to be worth parsing) gets line-window chunks only and
-    ``parsed=False``. Never raises on bad input.
+    ``language`` is a name from ``semantic.languages`` (usually ``detect_language(path)``).
+    ``None`` — or a language with no grammar, or a file too large to be worth parsing —
+    gives line-window chunks only, ``parsed=False`` and a note saying why; with ``None``
+    the result's language is ``UNKNOWN_LANGUAGE`` (""). Never raises on bad input.
     """
     budget = max(chunk_budget, 1)
     if language is None:
-        language = detect_language(path, text)
-    if language is None:
-        return _fallback(path, _TEXT_LANGUAGE, text, budget, "no grammar for this file type")
+        return _fallback(path, UNKNOWN_LANGUAGE, text, budget, "no language: line-window chunks only")
     try:
         return _parse(path, text, language, budget, max_parse_bytes)
     except Exception as exc:  # noqa: BLE001 - degrade visibly, never fail the indexer on one file
@@ -602,12 +602,13 @@ class _Chunker:
         self.budget = budget
         self.ranges: list[tuple[int, int]] = []  # (first row, last row), in order
 
-    def emit(self, first: int, last: int) -> None:
+    def emit(self, first: int, last: int, slack: int = 0) -> None:
+        """Add a chunk range; ``slack`` is what a closing brace may add over the budget."""
         if self.ranges and first <= self.ranges[-1][1]:
             first = self.ranges[-1][1] + 1
         if first > last:
             return
-        if self.src.size(first, last) > self.budget and last > first:
+        if self.src.size(first, last) > self.budget + slack and last > first:
             self._windows(first, last)
             return
         self.ranges.append((first, last))
@@ -630,7 +631,7 @@ class _Chunker:
         """
         size = self.src.size
         budget = self.budget
-        cur: tuple[int, int] | None = None
+        cur: tuple[int, int, int] | None = None  # first row, last row, slack
         pending = prefix
         for i, u in enumerate(units):
             if u.sticky and i < len(units) - 1:
@@ -646,25 +647,27 @@ class _Chunker:
                 self.split(sub, start if start < u.first else None)
                 pending = None
                 continue
-            if cur is not None and size(cur[0], u.last) <= budget:
-                cur = (cur[0], u.last)
-            elif cur is not None and _is_closer(u):
-                # a lone closing brace / `end` stays with what it closes
-                cur = (cur[0], u.last)
+            if cur is not None and pending is None and size(cur[0], u.last) <= budget + cur[2]:
+                cur = (cur[0], u.last, cur[2])
+            elif cur is not None and pending is None and _is_closer(u):
+                # a lone closing brace / `end` stays with what it closes, even over budget
+                cur = (cur[0], u.last, cur[2] + size(u.first, u.last))
+            elif cur is not None and pending is not None and size(cur[0], u.last) <= budget + cur[2]:
+                cur = (cur[0], u.last, cur[2])
             else:
                 if cur is not None:
                     self.emit(*cur)
-                cur = (start, u.last)
+                cur = (start, u.last, 0)
             pending = None
         if pending is not None:
             # trailing sticky lines with nothing after them
             last = units[-1].last if units else pending
-            if cur is not None and size(cur[0], last) <= budget:
-                cur = (cur[0], last)
+            if cur is not None and size(cur[0], last) <= budget + cur[2]:
+                cur = (cur[0], last, cur[2])
             else:
                 if cur is not None:
                     self.emit(*cur)
-                cur = (pending, last)
+                cur = (pending, last, 0)
         if cur is not None:
             self.emit(*cur)
 

@@ -83,7 +83,7 @@ CASES = _cases()
 @lru_cache(maxsize=None)
 def parsed(language: str, path: str) -> ParsedFile:
     text = (WORKSPACES / language / path).read_text("utf-8")
-    return parse_source(path, text)
+    return parse_source(path, text, detect_language(path, text))
 
 
 def test_annotation_helper() -> None:
