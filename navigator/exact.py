@@ -1,0 +1,515 @@
+"""The exact leg: definitions, references, hover, callers, callees and implementations from
+real language servers, with the symbol table turning names into positions.
+
+- A name (``createSalesOrder``, ``Order.create``, ``pkg.module.func``) resolves through the
+  symbol table to definition positions; the server is asked at each definition's name,
+  the answers merged and de-duplicated, definitions marked. ``path:line:col`` asks at
+  that position directly.
+- Every hit carries path, 1-based line/column (code points), the enclosing symbol from
+  the symbol table, the line of code and its provenance: ``lsp`` when a server said
+  so, ``syntax`` for the identifier-match fallback, ``symbols`` for the symbol table.
+- Every response says whether it is complete and, if not, why. When no server can
+  answer (none installed, still indexing, crashed, deadline), references and callers
+  fall back to syntax matches from the index, marked approximate.
+
+The symbol table is reached through :class:`SymbolTable` (``Navigator`` implements it
+through :class:`NavigatorTable`); tests pass a fake.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from lsp.pool import Location, Operation, Position, ServerPool
+from lsp.positions import from_lsp, to_lsp
+from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
+from navigator.results import Hit, Response
+from semantic.languages import detect_language
+from storage.db import RefRow, SymbolRow
+from storage.errors import SymbolNotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from navigator.api import Navigator
+
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "ExactNavigator",
+    "HoverInfo",
+    "NavigatorTable",
+    "SymbolTable",
+    "Target",
+    "doctor",
+    "enclosing_symbol",
+    "parse_position",
+    "resolve_targets",
+]
+
+DEFAULT_DEADLINE_S = 30.0
+"""Covers a cold start on a large repository (basedpyright on Django: ~5 s to a first
+complete answer, FINDINGS.md); a warm query takes tens of milliseconds."""
+
+DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "java", "rust")
+
+_POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+class SymbolTable(Protocol):
+    """What the exact leg needs from the index."""
+
+    def resolve(self, name: str) -> list[SymbolRow]: ...
+
+    def suggestions(self, name: str) -> list[str]: ...
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]: ...
+
+    def refs_by_name(self, name: str) -> list[RefRow]: ...
+
+    def file_language(self, path: str) -> str | None: ...
+
+
+class NavigatorTable:
+    """:class:`SymbolTable` over a :class:`~navigator.api.Navigator` (index kept fresh by it)."""
+
+    def __init__(self, nav: Navigator) -> None:
+        self.nav = nav
+
+    def resolve(self, name: str) -> list[SymbolRow]:
+        return self.nav.resolve(name)
+
+    def suggestions(self, name: str) -> list[str]:
+        return self.nav.suggestions(name)
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        return self.nav.store.symbols_in_file(path)
+
+    def refs_by_name(self, name: str) -> list[RefRow]:
+        return self.nav.store.refs_by_name(name)
+
+    def file_language(self, path: str) -> str | None:
+        row = self.nav.store.file_row(path)
+        return row.language if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A position to ask a server about: a definition's name, or an explicit position."""
+
+    path: str
+    line: int
+    col: int
+    name: str
+    language: str | None
+    qualified_name: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HoverInfo:
+    path: str
+    line: int
+    col: int
+    symbol: str | None
+    text: str
+    provenance: tuple[str, ...] = ("lsp",)
+
+
+# -- pure helpers ------------------------------------------------------------------------
+
+
+def parse_position(query: str) -> tuple[str, int, int | None] | None:
+    """``path:line[:col]`` → (path, line, col); None when ``query`` is not shaped like one."""
+    m = _POSITION.match(query.strip())
+    if not m:
+        return None
+    return m["path"], int(m["line"]), int(m["col"]) if m["col"] else None
+
+
+def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
+    """The innermost symbol whose span contains ``line``."""
+    best: SymbolRow | None = None
+    for row in rows:
+        span = row.definition.span
+        if span.start_line <= line <= span.end_line:
+            if best is None or (span.start_line, -span.end_line) > (
+                best.definition.span.start_line,
+                -best.definition.span.end_line,
+            ):
+                best = row
+    return best
+
+
+def _line_at(text: str, line: int) -> str | None:
+    lines = text.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else None
+
+
+def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
+    """Turn a name or ``path:line[:col]`` into the positions to ask about."""
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError(f"a symbol name or path:line:col is required, got {query!r}")
+    query = query.strip()
+    pos = parse_position(query)
+    if pos is not None and (root / pos[0]).is_file():
+        return [_position_target(root, *pos, table=table)]
+    if pos is not None and Path(pos[0]).is_absolute() and Path(pos[0]).is_file():
+        try:
+            rel = Path(pos[0]).resolve().relative_to(root).as_posix()
+        except ValueError:
+            raise UsageError(f"`{pos[0]}` is outside the root {root}") from None
+        return [_position_target(root, rel, pos[1], pos[2], table=table)]
+    if pos is not None and ("/" in pos[0] or "." in pos[0].rsplit("/", 1)[-1]):
+        if not (root / pos[0]).exists():
+            raise UsageError(f"no file `{pos[0]}` under {root} (position `{query}`)")
+    rows = table.resolve(query)
+    if not rows:
+        raise SymbolNotFoundError(query, table.suggestions(query))
+    out: list[Target] = []
+    for row in rows:
+        d = row.definition
+        out.append(
+            Target(
+                path=d.path,
+                line=d.name_span.start_line,
+                col=d.name_span.start_col,
+                name=d.name,
+                language=d.language or detect_language(d.path),
+                qualified_name=d.qualified_name,
+                kind=d.kind,
+            )
+        )
+    return out
+
+
+def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
+    try:
+        text = (root / path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read `{path}`: {exc}") from exc
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        raise UsageError(f"line {line} is outside `{path}`, which has {len(lines)} lines")
+    line_text = lines[line - 1]
+    if col is None:
+        m = _IDENT.search(line_text)
+        col = m.start() + 1 if m else 1
+    if not 1 <= col <= len(line_text) + 1:
+        raise UsageError(f"column {col} is outside line {line} of `{path}`, which has {len(line_text)} characters")
+    name = ""
+    for m in _IDENT.finditer(line_text):
+        if m.start() < col <= m.end() + (1 if m.end() == col - 1 else 0):
+            name = m.group()
+            break
+    language = table.file_language(path) or detect_language(path, text)
+    return Target(path=path, line=line, col=col, name=name, language=language)
+
+
+# -- the service -------------------------------------------------------------------------
+
+
+class _Files:
+    """Per-request cache of file lines and symbol rows."""
+
+    def __init__(self, root: Path, table: SymbolTable) -> None:
+        self.root = root
+        self.table = table
+        self._lines: dict[str, list[str] | None] = {}
+        self._symbols: dict[str, list[SymbolRow]] = {}
+
+    def rel(self, abspath: str) -> str:
+        try:
+            return Path(abspath).relative_to(self.root).as_posix()
+        except ValueError:
+            return abspath
+
+    def absolute(self, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else self.root / p
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            try:
+                self._lines[path] = self.absolute(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self._lines[path] = None
+        return self._lines[path]
+
+    def line(self, path: str, line: int) -> str:
+        lines = self.lines(path)
+        return lines[line - 1] if lines and 1 <= line <= len(lines) else ""
+
+    def symbols(self, path: str) -> list[SymbolRow]:
+        if Path(path).is_absolute():
+            return []
+        if path not in self._symbols:
+            self._symbols[path] = self.table.symbols_in_file(path)
+        return self._symbols[path]
+
+
+class ExactNavigator:
+    """Exact navigation for one root. Synchronous; owns a :class:`ServerPool` unless given one."""
+
+    def __init__(self, root: Path, table: SymbolTable, *, pool: ServerPool | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.table = table
+        self._own_pool = pool is None
+        self.pool = pool if pool is not None else ServerPool()
+
+    def close(self) -> None:
+        if self._own_pool:
+            self.pool.close()
+
+    def __enter__(self) -> ExactNavigator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- verbs ----------------------------------------------------------------------------
+
+    def definition(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S) -> Response[Hit]:
+        """Where ``query`` (a name or ``path:line:col``) is defined, as the server sees it."""
+        return self._run("definition", query, deadline_s=deadline_s, limit=None)
+
+    def references(
+        self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None
+    ) -> Response[Hit]:
+        """Every reference to ``query``, definitions included and marked."""
+        return self._run("references", query, deadline_s=deadline_s, limit=limit)
+
+    def callers(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None) -> Response[Hit]:
+        """Call sites of ``query`` (LSP incoming calls); ``symbol`` is the calling function."""
+        return self._run("callers", query, deadline_s=deadline_s, limit=limit)
+
+    def callees(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None) -> Response[Hit]:
+        """What ``query`` calls (LSP outgoing calls), at each callee's definition."""
+        return self._run("callees", query, deadline_s=deadline_s, limit=limit)
+
+    def implementations(
+        self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None
+    ) -> Response[Hit]:
+        """Implementations of an interface, abstract method or base class."""
+        return self._run("implementation", query, deadline_s=deadline_s, limit=limit)
+
+    def hover(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S) -> Response[HoverInfo]:
+        """The server's hover text (signature, type, docs) at each definition of ``query``."""
+        started = time.perf_counter()
+        deadline = time.monotonic() + deadline_s
+        targets = resolve_targets(query, self.table, self.root)
+        files = _Files(self.root, self.table)
+        items: list[HoverInfo] = []
+        complete, reasons, sources = True, [], set()
+        for target in targets:
+            language = target.language or ""
+            positions = [self._lsp_position(files, target)]
+            answer = self.pool.query(self.root, language, "hover", positions, deadline_s=_left(deadline))
+            if answer.server:
+                sources.add(f"lsp:{answer.server}")
+            if not answer.complete:
+                complete = False
+                reasons.append(answer.reason or "incomplete")
+            if answer.text:
+                enclosing = enclosing_symbol(files.symbols(target.path), target.line)
+                items.append(
+                    HoverInfo(target.path, target.line, target.col,
+                              enclosing.definition.qualified_name if enclosing else None, answer.text)
+                )  # fmt: skip
+        return Response(
+            items=tuple(items),
+            complete=complete,
+            reason=_join(reasons),
+            source=",".join(sorted(sources)) or None,
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+        )
+
+    def doctor(self) -> Response[Availability]:
+        """Per language: the server nav would use, whether it is installed, its version,
+        and the command that installs what is missing."""
+        return doctor()
+
+    # -- the engine -----------------------------------------------------------------------
+
+    def _lsp_position(self, files: _Files, target: Target) -> Position:
+        line, character = to_lsp(files.line(target.path, target.line), target.line, target.col)
+        return Position(str(self.root / target.path), line, character)
+
+    def _run(self, op: Operation, query: str, *, deadline_s: float, limit: int | None) -> Response[Hit]:
+        if deadline_s <= 0:
+            raise UsageError(f"deadline must be positive, got {deadline_s}")
+        if limit is not None and limit < 1:
+            raise UsageError(f"limit must be at least 1, got {limit}")
+        started = time.perf_counter()
+        deadline = time.monotonic() + deadline_s
+        targets = resolve_targets(query, self.table, self.root)
+        files = _Files(self.root, self.table)
+        groups: dict[str, list[Target]] = {}
+        for target in targets:
+            groups.setdefault(target.language or "", []).append(target)
+        hits: dict[tuple[str, int, int], Hit] = {}
+        complete, reasons, sources, notes = True, [], [], []
+        for language, group in groups.items():
+            positions = [self._lsp_position(files, t) for t in group]
+            answer = self.pool.query(self.root, language, op, positions, deadline_s=_left(deadline))
+            if answer.answered:
+                sources.append(f"lsp:{answer.server}")
+                for hit in self._hits(files, answer.locations, op):
+                    hits.setdefault((hit.path, hit.line, hit.col), hit)
+            if not answer.complete:
+                complete = False
+                reasons.append(answer.reason or "incomplete")
+            if not answer.answered:
+                fallback = self._fallback(files, op, group)
+                if fallback is not None:
+                    kind, found = fallback
+                    sources.append(kind)
+                    reasons.append(f"approximate: {kind} matches from the index")
+                    notes.append(
+                        f"{language or 'this language'}: approximate {kind} matches, not a language server's answer"
+                    )
+                    for hit in found:
+                        hits.setdefault((hit.path, hit.line, hit.col), hit)
+        items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
+        if limit is not None and len(items) > limit:
+            complete = False
+            reasons.append(f"limit reached: {len(items)} hits, showing {limit}")
+            items = items[:limit]
+        return Response(
+            items=tuple(items),
+            complete=complete,
+            reason=_join(reasons),
+            source=",".join(dict.fromkeys(sources)) or None,
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+            notes=tuple(notes),
+        )
+
+    def _hits(self, files: _Files, locations: Sequence[Location], op: Operation) -> Iterable[Hit]:
+        for loc in locations:
+            path = files.rel(loc.path)
+            if not os.path.exists(loc.path):
+                continue  # deleted since: never point at code that is gone
+            start_text = files.line(path, loc.start_line + 1)
+            line, col = from_lsp(start_text, loc.start_line, loc.start_character)
+            end_text = start_text if loc.end_line == loc.start_line else files.line(path, loc.end_line + 1)
+            end_line, end_col = from_lsp(end_text, loc.end_line, loc.end_character)
+            yield self._hit(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
+
+    def _hit(
+        self,
+        files: _Files,
+        path: str,
+        line: int,
+        col: int,
+        end_line: int,
+        end_col: int,
+        provenance: tuple[str, ...],
+        op: str,
+        name: str | None = None,
+    ) -> Hit:
+        rows = files.symbols(path)
+        defined = next(
+            (r for r in rows if (r.definition.name_span.start_line, r.definition.name_span.start_col) == (line, col)),
+            None,
+        )
+        enclosing = enclosing_symbol(rows, line)
+        symbol = enclosing.definition.qualified_name if enclosing else None
+        if op == "callers" and symbol is None and name:
+            symbol = name
+        if defined is not None:
+            kind = defined.definition.kind
+        elif op in ("callers", "callees"):
+            kind = "call"
+        else:
+            kind = "reference" if op == "references" else None
+        return Hit(
+            path=path,
+            line=line,
+            col=col,
+            end_line=end_line,
+            end_col=end_col,
+            code=files.line(path, line).strip(),
+            symbol=symbol,
+            is_definition=defined is not None,
+            provenance=provenance,
+            kind=kind,
+        )
+
+    def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
+        """What the index can say without a server, or None when it cannot say anything."""
+        if op == "definition":
+            out = [
+                self._hit(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
+                for t in group
+                if t.qualified_name is not None
+            ]
+            return ("symbols", out) if out else None
+        if op not in ("references", "callers"):
+            return None
+        out = []
+        for name in dict.fromkeys(t.name for t in group if t.name):
+            for ref in self.table.refs_by_name(name):
+                line_text = files.line(ref.path, ref.line)
+                if line_text[ref.col - 1 : ref.col - 1 + len(name)] != name:
+                    continue  # the file changed since it was indexed, or is gone
+                hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("syntax",), op)
+                if op == "callers" and hit.is_definition:
+                    continue
+                out.append(hit)
+        return "syntax", out
+
+
+def doctor_language(language: str) -> Availability:
+    if language not in SERVERS:
+        return Availability(
+            language=language, server=None, found=False,
+            reason=UNAVAILABLE.get(language, f"no language server configured for {language}"),
+        )  # fmt: skip
+    preferred = definitions_for(language)
+    for index, definition in enumerate(preferred):
+        binary = definition.locate()
+        if binary is None:
+            continue
+        reason = None
+        if index > 0:
+            reason = (
+                f"{preferred[0].name} not found; using {definition.name}"
+                + (" (its references stop after 30 files)" if definition.name == "jedi-language-server" else "")
+            )
+        return Availability(
+            language=language,
+            server=definition.name,
+            found=True,
+            path=binary,
+            version=definition.version(binary),
+            reason=reason,
+            install=preferred[0].install if index > 0 else None,
+        )
+    return Availability(
+        language=language,
+        server=preferred[0].name,
+        found=False,
+        reason=f"{preferred[0].name} is not installed",
+        install=install_command(language),
+    )
+
+
+def doctor() -> Response[Availability]:
+    """``nav doctor`` without a root."""
+    items = tuple(doctor_language(lang) for lang in DOCTOR_LANGUAGES)
+    missing = [a.language for a in items if not a.found]
+    return Response(items=items, complete=not missing,
+                    reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
+
+
+def _left(deadline: float) -> float:
+    return max(0.01, deadline - time.monotonic())
+
+
+def _join(reasons: list[str]) -> str | None:
+    return "; ".join(dict.fromkeys(reasons)) or None
+
