@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from itertools import accumulate
+from operator import attrgetter
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
@@ -92,7 +93,7 @@ def _grammar(language: str) -> _Grammar | None:
     except (LookupError, ValueError, OSError, ImportError) as exc:
         log.info("no tree-sitter grammar for %r: %s", language, exc)
         return None
-    ident_query = Query(lang, _identifier_query_source(lang))
+    ident_query = Query(lang, _identifier_query_source(lang, _EXTRA_IDENTIFIER_KINDS.get(language, frozenset())))
     defs_query: Query | None = None
     source = _query_source(language)
     if source is not None:
@@ -107,20 +108,27 @@ def _query_source(language: str) -> str | None:
         return None
 
 
-_EXTRA_IDENTIFIER_KINDS = frozenset({"constant", "name", "simple_identifier", "variable_name"})
+_EXTRA_IDENTIFIER_KINDS: dict[str, frozenset[str]] = {
+    # leaf kinds that name things but do not end in "identifier"
+    "ruby": frozenset({"constant"}),
+    "php": frozenset({"name"}),  # `$x` is (variable_name "$" (name)): capture the name only
+    "bash": frozenset({"variable_name"}),
+    "kotlin": frozenset({"simple_identifier"}),
+    "swift": frozenset({"simple_identifier"}),
+}
 _COMPOSITE_PREFIXES = ("qualified_", "scoped_", "nested_", "generic_", "template_")
 
 
-def _identifier_query_source(lang: Language) -> str:
+def _identifier_query_source(lang: Language, extra: frozenset[str] = frozenset()) -> str:
     """A query capturing every identifier-like leaf kind the grammar has."""
     kinds: set[str] = set()
     for kind_id in range(lang.node_kind_count):
         if not (lang.node_kind_is_named(kind_id) and lang.node_kind_is_visible(kind_id)):
             continue
         kind = lang.node_kind_for_id(kind_id)
-        if kind is None or kind.startswith(_COMPOSITE_PREFIXES):
+        if kind is None or kind.startswith(_COMPOSITE_PREFIXES) or kind.startswith("operator"):
             continue
-        if kind.endswith("identifier") or kind in _EXTRA_IDENTIFIER_KINDS:
+        if kind.endswith("identifier") or kind in extra:
             kinds.add(kind)
     good: list[str] = []
     for kind in sorted(kinds):
@@ -170,7 +178,12 @@ class _Text:
     def prefix(self) -> list[int]:
         """prefix[i] = non-whitespace characters in lines[0:i]."""
         if self._prefix is None:
-            self._prefix = [0, *accumulate(len(line.translate(_WS_DELETE)) for line in self.lines)]
+            text = self.text
+            if "\t" in text or "\r" in text or "\f" in text or "\v" in text:
+                counts = [len(line.translate(_WS_DELETE)) for line in self.lines]
+            else:  # the common case, several times faster
+                counts = [len(line) - line.count(" ") for line in self.lines]
+            self._prefix = [0, *accumulate(counts)]
         return self._prefix
 
     def size(self, first_row: int, last_row: int) -> int:
@@ -252,28 +265,24 @@ def _references(grammar: _Grammar, root: Node, src: _Text) -> list[SyntaxRef]:
     data = src.src
     out: list[SyntaxRef] = []
     append = out.append
+    # The query only names leaf kinds (see _identifier_query_source), and identifiers
+    # never span lines, so the loop needs no per-node checks: it is the hot path.
     if src.ascii:
         for node in nodes:
-            if node.child_count:
-                continue
             row, col = node.start_point
             sb, eb = node.start_byte, node.end_byte
-            if node.end_point[0] != row:
-                continue
             append(SyntaxRef(data[sb:eb].decode("ascii"), row + 1, col + 1, col + 1 + eb - sb))
     else:
         for node in nodes:
-            if node.child_count:
-                continue
             row, col = node.start_point
-            erow, ecol = node.end_point
-            if erow != row:
-                continue
             name = data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
             start = src.col(row, col)
             append(SyntaxRef(name, row + 1, start, start + len(name)))
-    out.sort(key=lambda r: (r.line, r.col))
+    out.sort(key=_REF_ORDER)
     return out
+
+
+_REF_ORDER = attrgetter("line", "col")
 
 
 # --------------------------------------------------------------------------- definitions
