@@ -195,7 +195,8 @@ class Navigator:
         out = []
         for row in store.symbols_by_name(last):
             full = module_path(row.definition.path) + "." + row.definition.qualified_name
-            if full == dotted or full.endswith("." + dotted):
+            # the root may sit inside the package (`click/` indexed on its own): allow extra leading parts
+            if full == dotted or full.endswith("." + dotted) or dotted.endswith("." + full):
                 out.append(row)
         return out
 

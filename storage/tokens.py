@@ -10,6 +10,7 @@ spelling. Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # Split camelCase, PascalCase, acronyms (HTTPServer -> HTTP Server) and digits.
@@ -25,19 +26,18 @@ def split_identifier(name: str) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=262_144)
+def _expand(token: str) -> str:
+    whole = token.lower().strip("_")
+    if not whole:
+        return ""
+    parts = split_identifier(token)
+    return whole if len(parts) <= 1 else whole + " " + " ".join(parts)
+
+
 def index_text(text: str) -> str:
     """Text as stored in an FTS5 column: each identifier whole, then its words if it has several."""
-    out: list[str] = []
-    for match in _IDENT.finditer(text):
-        token = match.group(0)
-        whole = token.lower().strip("_")
-        if not whole:
-            continue
-        parts = split_identifier(token)
-        out.append(whole)
-        if len(parts) > 1:
-            out.extend(parts)
-    return " ".join(out)
+    return " ".join(e for e in map(_expand, _IDENT.findall(text)) if e)
 
 
 def _quote(term: str) -> str:
