@@ -26,7 +26,13 @@ from navigator.indexer import ProgressFn, index_root, stale_count
 from navigator.results import IndexReport, OutlineEntry, Response, Status, Symbol
 from navigator.walk import WalkOptions
 from storage.db import Store, SymbolRow
-from storage.errors import FileNotInIndexError, NotIndexedError, SymbolNotFoundError, UsageError
+from storage.errors import (
+    FileNotInIndexError,
+    NotIndexedError,
+    StorageError,
+    SymbolNotFoundError,
+    UsageError,
+)
 
 NAV_DIR = ".nav"
 _KIND_WEIGHT = {
@@ -93,7 +99,9 @@ class Navigator:
         self.refresh = refresh
         self._store: Store | None = None
         self._lock = threading.RLock()
-        self._last_refresh = 0.0
+        self.lock_wait_s = 2.0
+        """How long a query waits for another process's index run before answering without it."""
+        self.stale_note: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -140,21 +148,54 @@ class Navigator:
                 workers=workers,
                 progress=progress,
             )
-            self._last_refresh = time.monotonic()
             return report
 
     def _fresh(self) -> Store:
-        """The store, brought up to date first unless refresh is off."""
+        """The store, brought up to date first unless refresh is off.
+
+        When another process holds the index lock (a long ``nav index`` elsewhere), the
+        query does not wait for it: it answers from the index as it is, and
+        :attr:`stale_note` says so.
+        """
+        from navigator.indexer import index_lock
+
         store = self.store
+        self.stale_note = None
         if self.refresh:
-            self.index()
-        elif store.stats().files == 0:
+            try:
+                with self._lock, index_lock(self.nav_dir, timeout_s=self.lock_wait_s):
+                    index_root(
+                        self.root,
+                        store,
+                        walk_options=self.walk_options,
+                        chunk_budget=self.config.index.chunk_budget,
+                    )
+            except StorageError as exc:
+                if "another nav process" not in str(exc):
+                    raise
+                self.stale_note = "another process is updating the index; this answer may miss its latest changes"
+        if store.stats().files == 0 and not self.refresh:
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
         return store
 
     def status(self) -> Status:
         """What is indexed, and how much of the working tree has changed since."""
-        indexed = self.index_path.exists()
+        if not self.index_path.exists():
+            return Status(
+                root=str(self.root),
+                index_path=str(self.index_path),
+                indexed=False,
+                files=0,
+                symbols=0,
+                chunks=0,
+                refs=0,
+                languages={},
+                last_run_complete=False,
+                last_indexed_at=None,
+                stale_files=0,
+                notes=tuple(self.config.warnings),
+            )
+        indexed = True
         store = self.store
         stats = store.stats()
         notes: list[str] = list(self.config.warnings)
@@ -237,7 +278,9 @@ class Navigator:
         if not rows:
             raise SymbolNotFoundError(name, self.suggestions(name))
         items = tuple(to_symbol(r) for r in rows)
-        return Response(items=items, source="index", elapsed_ms=(time.perf_counter() - started) * 1e3)
+        return Response(
+            items=items, source="index", elapsed_ms=(time.perf_counter() - started) * 1e3, notes=self._notes()
+        )
 
     def symbols(self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None) -> Response[Symbol]:
         """Symbols whose name matches ``pattern``: exact, prefix, substring, words, then fuzzy; ranked."""
@@ -294,7 +337,11 @@ class Navigator:
             reason=None if complete else f"limit reached: {len(ranked)} matches, showing {limit}",
             source="index",
             elapsed_ms=(time.perf_counter() - started) * 1e3,
+            notes=self._notes(),
         )
+
+    def _notes(self) -> tuple[str, ...]:
+        return (self.stale_note,) if self.stale_note else ()
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
@@ -326,7 +373,12 @@ class Navigator:
             cont = row.definition.container
             depth = 0 if not cont else cont.count(".") + 1
             entries.append(OutlineEntry(symbol=to_symbol(row), depth=depth))
-        return Response(items=tuple(entries), source="index", elapsed_ms=(time.perf_counter() - started) * 1e3)
+        return Response(
+            items=tuple(entries),
+            source="index",
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+            notes=self._notes(),
+        )
 
 
 def _subsequence(needle: str, hay: str) -> bool:

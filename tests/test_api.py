@@ -146,3 +146,20 @@ def test_config_warns_visibly_on_bad_values(make_repo: Callable[[dict[str, str]]
     joined = "\n".join(nav.config.warnings)
     assert "max_file_bytes = 'big'" in joined and "`colour`" in joined and "`nope`" in joined
     assert any("max_file_bytes" in n for n in nav.status().notes)
+
+
+def test_query_does_not_wait_for_another_index_run(nav: Navigator) -> None:
+    from navigator.indexer import index_lock
+
+    nav.lock_wait_s = 0.05
+    with index_lock(nav.nav_dir):  # as if a long `nav index` held the lock in another process
+        resp = nav.definitions("Order")
+    assert resp.items[0].name == "Order"
+    assert resp.notes and "another process is updating the index" in resp.notes[0]
+    assert not nav.definitions("Order").notes
+
+
+def test_status_of_an_unindexed_root_creates_nothing(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    root = make_repo({"a.py": "x = 1\n"})
+    st = Navigator(root).status()
+    assert not st.indexed and not (root / ".nav").exists()
