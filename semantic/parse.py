@@ -17,7 +17,7 @@ import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from itertools import accumulate
 from operator import attrgetter
@@ -55,8 +55,18 @@ _WS_DELETE = str.maketrans("", "", " \t\r\n\f\v")
 
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "enum", "trait"})
 _STICKY_TYPES = frozenset(
-    {"comment", "line_comment", "block_comment", "decorator", "attribute_item", "inner_attribute_item",
-     "annotation", "marker_annotation", "attribute_list", "doc_comment"}
+    {
+        "comment",
+        "line_comment",
+        "block_comment",
+        "decorator",
+        "attribute_item",
+        "inner_attribute_item",
+        "annotation",
+        "marker_annotation",
+        "attribute_list",
+        "doc_comment",
+    }
 )
 _COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
 _DECORATION_TYPES = frozenset(
@@ -82,7 +92,7 @@ class _Grammar:
     defs_query: Query | None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _grammar(language: str) -> _Grammar | None:
     """Load (once) the parser and queries for ``language``; None when there is no grammar."""
     try:
@@ -93,7 +103,9 @@ def _grammar(language: str) -> _Grammar | None:
     except (LookupError, ValueError, OSError, ImportError) as exc:
         log.info("no tree-sitter grammar for %r: %s", language, exc)
         return None
-    ident_query = Query(lang, _identifier_query_source(lang, _EXTRA_IDENTIFIER_KINDS.get(language, frozenset())))
+    ident_query = Query(
+        lang, _identifier_query_source(lang, _EXTRA_IDENTIFIER_KINDS.get(language, frozenset()))
+    )
     defs_query: Query | None = None
     source = _query_source(language)
     if source is not None:
@@ -323,7 +335,10 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
         while stack and stack[-1][0].outer.end_byte <= d.outer.start_byte:
             stack.pop()
         # An enclosing def whose span does not contain this one is not its container.
-        while stack and not (stack[-1][0].outer.start_byte <= d.outer.start_byte and d.outer.end_byte <= stack[-1][0].outer.end_byte):
+        while stack and not (
+            stack[-1][0].outer.start_byte <= d.outer.start_byte
+            and d.outer.end_byte <= stack[-1][0].outer.end_byte
+        ):
             stack.pop()
         parent_q = stack[-1][1] if stack else None
         parent_kind = stack[-1][2] if stack else None
@@ -366,9 +381,8 @@ def _make_def(caps: dict[str, list[Node]], src: _Text) -> _Def | None:
         scope_names = caps.get("scope.name")
         if not scope_names:
             return None
-        node = caps["scope"][0]
-        name_node = scope_names[0]
-        return _Def(node, node, name_node, src.node_text(name_node), "struct", (), is_scope=True)
+        scope = caps["scope"][0]
+        return _Def(scope, scope, scope_names[0], src.node_text(scope_names[0]), "struct", (), is_scope=True)
     names = caps.get("name")
     if not names:
         return None
@@ -770,11 +784,7 @@ def _line_ranges(src: _Text, budget: int) -> list[tuple[int, int]]:
             break
         start = row
         end = row
-        while (
-            end + 1 < n
-            and end + 1 - start < FALLBACK_WINDOW_LINES
-            and src.size(start, end + 1) <= budget
-        ):
+        while end + 1 < n and end + 1 - start < FALLBACK_WINDOW_LINES and src.size(start, end + 1) <= budget:
             end += 1
         out.append((start, end))
         row = end + 1

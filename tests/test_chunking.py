@@ -23,7 +23,10 @@ def assert_covers(text: str, chunks: Sequence[Chunk]) -> None:
     for c in chunks:
         assert 1 <= c.start_line <= c.end_line <= len(lines)
         assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
-        assert c.content_hash == hashlib.blake2b(c.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        assert (
+            c.content_hash
+            == hashlib.blake2b(c.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        )
         covered.extend(range(c.start_line, c.end_line + 1))
     assert covered == sorted(covered), "chunks out of order"
     assert len(covered) == len(set(covered)), "chunks overlap"
@@ -37,11 +40,24 @@ def assert_budget(chunks: Sequence[Chunk], budget: int) -> None:
         size = nonws(c.text)
         if size > budget:
             last = c.text.rsplit("\n", 1)[-1].strip()
-            assert c.start_line == c.end_line or size - nonws(last) <= budget, (c.start_line, c.end_line, size)
+            assert c.start_line == c.end_line or size - nonws(last) <= budget, (
+                c.start_line,
+                c.end_line,
+                size,
+            )
 
 
 def big_class(methods: int = 12) -> str:
-    parts = ['"""Module docstring."""', "", "import os", "", "", "class Big(Base):", '    """A big class."""', ""]
+    parts = [
+        '"""Module docstring."""',
+        "",
+        "import os",
+        "",
+        "",
+        "class Big(Base):",
+        '    """A big class."""',
+        "",
+    ]
     for i in range(methods):
         parts += [
             f"    def method_{i}(self, value: int) -> int:",
@@ -127,7 +143,8 @@ def test_decorators_and_leading_comments_stay_with_their_definition() -> None:
             "typescript",
             "export class Big {\n"
             + "".join(
-                f"  method{i}(value: number): number {{\n    const r = value * {i};\n    return r + {i};\n  }}\n\n"
+                f"  method{i}(value: number): number {{\n"
+                f"    const r = value * {i};\n    return r + {i};\n  }}\n\n"
                 for i in range(15)
             )
             + "}\n",
@@ -136,13 +153,18 @@ def test_decorators_and_leading_comments_stay_with_their_definition() -> None:
             "big.go",
             "go",
             "package big\n\n"
-            + "".join(f"func F{i}(v int) int {{\n\tr := v * {i}\n\treturn r + {i}\n}}\n\n" for i in range(30)),
+            + "".join(
+                f"func F{i}(v int) int {{\n\tr := v * {i}\n\treturn r + {i}\n}}\n\n" for i in range(30)
+            ),
         ),
         (
             "big.rs",
             "rust",
             "pub struct Big;\n\nimpl Big {\n"
-            + "".join(f"    pub fn m{i}(&self, v: u64) -> u64 {{\n        v * {i} + 1\n    }}\n\n" for i in range(20))
+            + "".join(
+                f"    pub fn m{i}(&self, v: u64) -> u64 {{\n        v * {i} + 1\n    }}\n\n"
+                for i in range(20)
+            )
             + "}\n",
         ),
     ],

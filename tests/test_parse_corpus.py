@@ -58,7 +58,7 @@ def test_spans_and_names_agree_with_the_text(db_py: tuple[str, ParsedFile]) -> N
     # `return Table(self, ...)` is a reference; the string annotation `-> "Table"` is not
     table_lines = {r.line for r in pf.refs if r.name == "Table"}
     call = next(i + 1 for i, line in enumerate(lines) if "return Table(self, table_name" in line)
-    annotation = next(i + 1 for i, line in enumerate(lines) if 'def table(self' in line and '"Table"' in line)
+    annotation = next(i + 1 for i, line in enumerate(lines) if "def table(self" in line and '"Table"' in line)
     assert call in table_lines
     assert annotation not in table_lines
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,7 @@ class Case:
         return f"{self.language}/{self.path}:{self.line}:{self.what}{extra}:{self.name}"
 
 
-def annotations(text: str) -> list[tuple[int, str, str, str]]:
+def read_annotations(text: str) -> list[tuple[int, str, str, str]]:
     """(line, what, name, kind) for every annotation in ``text``."""
     out: list[tuple[int, str, str, str]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -72,7 +72,7 @@ def _cases() -> list[Case]:
     cases: list[Case] = []
     for ws, p in _workspace_files():
         rel = p.relative_to(WORKSPACES / ws).as_posix()
-        for line, what, name, kind in annotations(p.read_text("utf-8")):
+        for line, what, name, kind in read_annotations(p.read_text("utf-8")):
             cases.append(Case(ws, rel, line, what, name, kind))
     return cases
 
@@ -80,14 +80,14 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-@lru_cache(maxsize=None)
+@cache
 def parsed(language: str, path: str) -> ParsedFile:
     text = (WORKSPACES / language / path).read_text("utf-8")
     return parse_source(path, text, detect_language(path, text))
 
 
 def test_annotation_helper() -> None:
-    got = annotations("x = f(y)  # def: constant X ref: f y noref: z\n// ref: a\n")
+    got = read_annotations("x = f(y)  # def: constant X ref: f y noref: z\n// ref: a\n")
     assert got == [
         (1, "def", "X", "constant"),
         (1, "ref", "f", ""),
@@ -124,7 +124,9 @@ def test_case(case: Case) -> None:
         assert case.name not in names, f"{case.name} is only in a comment or string on line {case.line}"
 
 
-@pytest.mark.parametrize(("language", "path"), [(ws, p.relative_to(WORKSPACES / ws).as_posix()) for ws, p in _workspace_files()])
+@pytest.mark.parametrize(
+    ("language", "path"), [(ws, p.relative_to(WORKSPACES / ws).as_posix()) for ws, p in _workspace_files()]
+)
 def test_file_invariants(language: str, path: str) -> None:
     """Language detection, ref columns, symbol spans and chunk coverage on every file."""
     text = (WORKSPACES / language / path).read_text("utf-8")
