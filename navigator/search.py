@@ -1,0 +1,431 @@
+"""Natural-language and identifier search over the index: BM25 + vectors + symbol names + paths.
+
+:class:`SemanticSearch` keeps the vector index in step with the ``chunks`` table and
+answers ``search(text, k=…, paths=…, languages=…)`` with a fused, ranked list of chunks.
+
+Freshness and speed:
+
+- The lexical legs (BM25, symbol names, paths) work as soon as the indexer has run.
+- :meth:`SemanticSearch.sync` embeds the chunks that have no vector yet. Vectors are
+  cached in SQLite by (model id, embedding key): the key hashes the chunk's content hash
+  with its header (path, symbol, signature), so an unchanged chunk is never embedded
+  twice and a revert or branch switch costs only chunks never seen before.
+- A search first does a *bounded* sync (removes vectors of deleted chunks, adds cached
+  ones, embeds a few new chunks within a small time budget), then answers with what
+  exists; while vectors are missing the response says ``complete=False`` and how many.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from navigator.results import Response, SearchHit
+from semantic.embed import Embedder, embedding_text, load_embedder
+from semantic.fusion import ChunkMeta, fuse
+from semantic.lexical import (
+    QueryTerms,
+    _filter_sql,
+    bm25_chunks,
+    path_files,
+    path_words,
+    query_terms,
+    symbol_chunks,
+)
+from semantic.vectors import VectorIndex
+from storage.db import Store
+
+log = logging.getLogger(__name__)
+
+__all__ = ["LEGS", "SemanticSearch", "SyncReport", "embed_key"]
+
+LEGS = ("bm25", "vector", "symbols", "path")
+DEPTH = 50
+"""Candidates taken from each leg before fusion."""
+
+SyncProgress = Callable[[int, int], None]
+"""Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
+
+
+def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:
+    """The cache key of a chunk's vector: its content and the header it is embedded with."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (content_hash, path, symbol or "", signature or ""):
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    chunks: int
+    """Chunks in the index."""
+    vectors: int
+    """Chunks with a vector after the sync."""
+    embedded: int
+    """Texts run through the model in this sync."""
+    from_cache: int
+    removed: int
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return self.vectors >= self.chunks
+
+
+_SNIPPET_LINES = 8
+
+
+def _snippet(text: str) -> str:
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines[:_SNIPPET_LINES])
+
+
+_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+class SemanticSearch:
+    """Search over one index database. Sync methods; one writer at a time (a lock)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        embedder: Embedder | None = None,
+        model: str | Path | None = None,
+        vectors_dir: Path | None = None,
+        depth: int = DEPTH,
+        search_embed_budget_s: float = 1.0,
+    ) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._model = model
+        self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
+        self.depth = depth
+        self.search_embed_budget_s = search_embed_budget_s
+        self._index: VectorIndex | None = None
+        self._lock = threading.RLock()
+        self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
+
+    # -- resources ---------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = load_embedder(self._model)
+        return self._embedder
+
+    @property
+    def vectors_path(self) -> Path:
+        slug = _SLUG.sub("_", self.embedder.model_id)[:80]
+        return self._vectors_dir / f"vectors-{slug}.npz"
+
+    def _vector_index(self) -> VectorIndex:
+        if self._index is None:
+            loaded = VectorIndex.load(self.vectors_path)
+            if loaded is None or loaded.model_id != self.embedder.model_id:
+                loaded = VectorIndex(self.embedder.dim, self.embedder.model_id)
+            self._index = loaded
+        return self._index
+
+    # -- sync --------------------------------------------------------------------------------
+
+    def _chunk_keys(self) -> dict[int, str]:
+        rows = self.store.conn.execute(
+            "SELECT c.id, c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
+        )
+        return {int(r[0]): embed_key(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a current vector, chunks) without embedding anything."""
+        with self._lock:
+            keys = self._chunk_keys()
+            index = self._vector_index()
+            have = index.items()
+            return sum(1 for i, k in keys.items() if have.get(i) == k), len(keys)
+
+    def sync(
+        self,
+        *,
+        budget_s: float | None = None,
+        max_embed: int | None = None,
+        batch_size: int = 64,
+        progress: SyncProgress | None = None,
+        save: bool = True,
+    ) -> SyncReport:
+        """Bring the vectors in step with the chunks table.
+
+        Removes vectors of deleted or changed chunks, adds cached vectors, and embeds
+        the rest (longest-first batches are avoided: texts are sorted by length so a
+        batch pads little). ``budget_s`` / ``max_embed`` bound the embedding work; what
+        is left stays missing and a later sync continues.
+        """
+        t0 = time.perf_counter()
+        with self._lock:
+            emb = self.embedder
+            model_id = emb.model_id
+            index = self._vector_index()
+            keys = self._chunk_keys()
+            have = index.items()
+            stale = [i for i, k in have.items() if keys.get(i) != k]
+            removed = index.remove(stale)
+            missing = {i: k for i, k in keys.items() if have.get(i) != k}
+            from_cache = self._add_cached(index, missing, model_id)
+            todo_keys: dict[str, list[int]] = {}
+            for i, k in missing.items():
+                if i not in index:
+                    todo_keys.setdefault(k, []).append(i)
+            embedded = 0
+            if todo_keys and (max_embed is None or max_embed > 0) and (budget_s is None or budget_s > 0):
+                embedded = self._embed_missing(index, todo_keys, model_id, t0, budget_s, max_embed, batch_size, progress)
+            changed = bool(removed or from_cache or embedded)
+            if changed:
+                index.maybe_go_approximate()
+                if save:
+                    index.save(self.vectors_path)
+            return SyncReport(
+                chunks=len(keys),
+                vectors=len(index),
+                embedded=embedded,
+                from_cache=from_cache,
+                removed=removed,
+                seconds=time.perf_counter() - t0,
+            )
+
+    def _add_cached(self, index: VectorIndex, missing: dict[int, str], model_id: str) -> int:
+        if not missing:
+            return 0
+        by_key: dict[str, list[int]] = {}
+        for i, k in missing.items():
+            by_key.setdefault(k, []).append(i)
+        keys = list(by_key)
+        added = 0
+        dim = index.dim
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.store.conn.execute(
+                f"SELECT hash, dim, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                (model_id, *part),
+            ).fetchall()
+            ids: list[int] = []
+            hashes: list[str] = []
+            vecs: list[np.ndarray] = []
+            for h, d, blob in rows:
+                if int(d) != dim:
+                    continue
+                v = np.frombuffer(blob, dtype=np.float32)
+                for cid in by_key[h]:
+                    ids.append(cid)
+                    hashes.append(h)
+                    vecs.append(v)
+            if ids:
+                index.add(ids, hashes, np.vstack(vecs))
+                added += len(ids)
+        return added
+
+    def _embed_missing(
+        self,
+        index: VectorIndex,
+        todo: dict[str, list[int]],
+        model_id: str,
+        t0: float,
+        budget_s: float | None,
+        max_embed: int | None,
+        batch_size: int,
+        progress: SyncProgress | None,
+    ) -> int:
+        # One representative chunk per key; its text is what gets embedded.
+        rep = {ids[0]: k for k, ids in todo.items()}
+        rows = self.store.chunks_by_ids(list(rep))
+        items = sorted(
+            ((rep[cid], embedding_text(r.path, r.symbol, r.signature, r.text)) for cid, r in rows.items()),
+            key=lambda kv: len(kv[1]),
+        )
+        if max_embed is not None:
+            items = items[:max_embed]
+        total = len(items)
+        done = 0
+        conn = self.store.conn
+        for start in range(0, total, batch_size):
+            if budget_s is not None and start > 0 and time.perf_counter() - t0 > budget_s:
+                break
+            batch = items[start : start + batch_size]
+            vecs = self.embedder.embed_documents([t for _, t in batch])
+            with self.store.transaction():
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
+                    ((model_id, k, int(vecs.shape[1]), vecs[j].tobytes()) for j, (k, _) in enumerate(batch)),
+                )
+            ids: list[int] = []
+            hashes: list[str] = []
+            rows_v: list[np.ndarray] = []
+            for j, (k, _) in enumerate(batch):
+                for cid in todo[k]:
+                    ids.append(cid)
+                    hashes.append(k)
+                    rows_v.append(vecs[j])
+            index.add(ids, hashes, np.vstack(rows_v))
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+        return done
+
+    # -- search ------------------------------------------------------------------------------
+
+    def _file_words(self) -> dict[str, set[str]]:
+        sig = self.store.conn.execute("SELECT count(*), coalesce(max(indexed_at), 0) FROM files").fetchone()
+        key = (int(sig[0]), float(sig[1]))
+        if self._path_cache is None or self._path_cache[0] != key:
+            paths = [str(r[0]) for r in self.store.conn.execute("SELECT path FROM files")]
+            self._path_cache = (key, {p: path_words(p) for p in paths})
+        return self._path_cache[1]
+
+    def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
+        if not paths and not languages:
+            return None
+        cond, params = _filter_sql(paths, languages)
+        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1=1 {cond}"
+        return [int(r[0]) for r in self.store.conn.execute(sql, params)]
+
+    def legs(
+        self,
+        terms: QueryTerms,
+        *,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        use_vectors: bool = True,
+    ) -> tuple[dict[str, list[int]], list[str]]:
+        """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files)."""
+        conn = self.store.conn
+        out: dict[str, list[int]] = {
+            "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
+            "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
+        }
+        if use_vectors and self._index is not None and len(self._index):
+            allowed = self._allowed_ids(paths, languages)
+            qv = self.embedder.embed_query(terms.text)
+            out["vector"] = [i for i, _ in self._index.search(qv, self.depth, allowed=allowed)]
+        files = self._file_words()
+        if paths or languages:
+            allowed_files = {
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT f.path FROM files f WHERE 1=1 " + _filter_sql(paths, languages)[0],
+                    _filter_sql(paths, languages)[1],
+                )
+            }
+            files = {p: w for p, w in files.items() if p in allowed_files}
+        path_leg = [p for p, _ in path_files(files, terms, limit=self.depth)]
+        return out, path_leg
+
+    def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
+        out: dict[int, ChunkMeta] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for cid, path, sym, sl in self.store.conn.execute(
+                f"SELECT c.id, f.path, c.symbol, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id IN ({marks})",
+                part,
+            ):
+                out[int(cid)] = ChunkMeta(int(cid), str(path), sym, int(sl))
+        return out
+
+    def _first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in paths:
+            r = self.store.conn.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
+                "ORDER BY c.start_line LIMIT 1",
+                (p,),
+            ).fetchone()
+            if r is not None:
+                out[p] = int(r[0])
+        return out
+
+    def search(
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        legs: Sequence[str] = LEGS,
+        embed_budget_s: float | None = None,
+    ) -> Response[SearchHit]:
+        """Fused search. ``legs`` selects which legs run (all by default; for benchmarks)."""
+        t0 = time.perf_counter()
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"search text must be a non-empty string, got {text!r}")
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        notes: list[str] = []
+        with self._lock:
+            complete = True
+            reason: str | None = None
+            use_vectors = "vector" in legs
+            if use_vectors:
+                budget = self.search_embed_budget_s if embed_budget_s is None else embed_budget_s
+                try:
+                    rep = self.sync(budget_s=budget, max_embed=None if budget > 0 else 0)
+                except Exception as exc:  # a broken model must not take lexical search down
+                    log.warning("vector sync failed: %s", exc)
+                    notes.append(f"vector leg unavailable: {exc}")
+                    complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
+                else:
+                    if not rep.complete:
+                        pct = 100.0 * rep.vectors / max(rep.chunks, 1)
+                        complete = False
+                        reason = (
+                            f"vectors for {rep.vectors}/{rep.chunks} chunks ({pct:.0f}%); "
+                            "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
+                        )
+            terms = query_terms(text)
+            chunk_legs, path_leg = self.legs(terms, paths=paths, languages=languages, use_vectors=use_vectors)
+            chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
+            if "path" not in legs:
+                path_leg = []
+            cand = {i for ids in chunk_legs.values() for i in ids}
+            meta = self._meta(list(cand))
+            reps = self._first_chunks([p for p in path_leg[:10]])
+            meta.update(self._meta([i for i in reps.values() if i not in meta]))
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+            rows = self.store.chunks_by_ids([r.id for r in ranked])
+            hits = []
+            for r in ranked:
+                row = rows.get(r.id)
+                if row is None:
+                    continue
+                hits.append(
+                    SearchHit(
+                        path=row.path,
+                        start_line=row.start_line,
+                        end_line=row.end_line,
+                        symbol=row.symbol,
+                        signature=row.signature,
+                        snippet=_snippet(row.text),
+                        score=round(r.file_score, 6),
+                        language=row.language,
+                        ranks=dict(r.ranks),
+                    )
+                )
+        return Response(
+            items=tuple(hits),
+            complete=complete,
+            reason=reason,
+            source="index",
+            elapsed_ms=(time.perf_counter() - t0) * 1000.0,
+            notes=tuple(notes),
+        )

@@ -1,0 +1,189 @@
+"""Fusion and ranking of search legs: pure functions over plain values, no I/O.
+
+1. Reciprocal rank fusion (k = 60) of the chunk legs (BM25, vectors, symbol names):
+   ``score(chunk) = sum over legs of weight / (k + rank)``.
+2. Chunk boosts: a chunk that *defines* a symbol named in the query (definition boost),
+   a chunk in a file whose stem is a query word (file-stem boost).
+3. Files are ranked by the sum of their top-3 chunk scores, plus the path leg's RRF
+   term; test files and vendored code are penalized.
+4. The result lists the best chunk of each file in file order, then further chunks.
+
+The constants were measured on semble's Python dev set (see ``bench/README.md`` and
+``../shared/FINDINGS.md``); they are deliberately few.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from semantic.lexical import QueryTerms, stem
+from storage.tokens import split_identifier
+
+__all__ = [
+    "RRF_K",
+    "ChunkMeta",
+    "Ranked",
+    "definition_match",
+    "file_penalty",
+    "fuse",
+    "rrf",
+    "stem_match",
+]
+
+RRF_K = 60
+TOP_CHUNKS_PER_FILE = 3
+DEFINITION_BOOST = 1.5
+STEM_BOOST = 1.3
+TEST_PENALTY = 0.7
+VENDOR_PENALTY = 0.5
+PATH_LEG_WEIGHT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkMeta:
+    """What the heuristics need to know about a candidate chunk."""
+
+    id: int
+    path: str
+    symbol: str | None
+    start_line: int
+
+
+@dataclass(slots=True)
+class Ranked:
+    """A fused chunk: its final score and the 1-based rank each leg gave it."""
+
+    id: int
+    path: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    file_score: float = 0.0
+
+
+def rrf(legs: Mapping[str, Sequence[int]], *, k: int = RRF_K, weights: Mapping[str, float] | None = None) -> dict[
+    int, tuple[float, dict[str, int]]
+]:
+    """Reciprocal rank fusion: id -> (sum of weight / (k + rank), {leg: rank})."""
+    out: dict[int, tuple[float, dict[str, int]]] = {}
+    for leg, ids in legs.items():
+        w = 1.0 if weights is None else weights.get(leg, 1.0)
+        seen: set[int] = set()
+        rank = 0
+        for cid in ids:
+            if cid in seen:
+                continue
+            seen.add(cid)
+            rank += 1
+            score, ranks = out.get(cid, (0.0, {}))
+            ranks[leg] = rank
+            out[cid] = (score + w / (k + rank), ranks)
+    return out
+
+
+def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
+    """True when the chunk's enclosing symbol is named in the query.
+
+    ``Session.send`` matches a query naming ``send`` or ``Session.send`` as an identifier,
+    or one whose words contain every word of a multi-word name (``create sales order``).
+    """
+    if not symbol:
+        return False
+    last = symbol.rsplit(".", 1)[-1]
+    lowered = last.lower()
+    for ident in terms.identifiers:
+        tail = ident.rsplit(".", 1)[-1].lower()
+        if tail == lowered or ident.lower() == symbol.lower():
+            return True
+    parts = [stem(w) for w in split_identifier(last)]
+    if len(parts) >= 2:
+        return all(p in terms.stems for p in parts)
+    # A one-word symbol (``Flask``, ``redirect``) counts only when the query is short and
+    # names it: in prose, common words ("request", "session") would fire everywhere.
+    return len(parts) == 1 and len(terms.words) <= 3 and lowered in terms.words
+
+
+_STEM_SKIP = frozenset({"__init__", "index", "main", "mod", "lib", "init", "utils", "util", "types", "base"})
+
+
+def stem_match(path: str, terms: QueryTerms) -> bool:
+    """True when the file's stem (``sessions`` in ``flask/sessions.py``) is a query word."""
+    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    if not name or name.lower() in _STEM_SKIP:
+        return False
+    words = [stem(w) for w in split_identifier(name)]
+    if not words:
+        return False
+    return all(w in terms.stems for w in words)
+
+
+_TEST = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$")
+_VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
+_DOCS = re.compile(r"(^|/)(docs?|examples?|benchmarks?|docs_src)(/|$)")
+
+
+def file_penalty(path: str, terms: QueryTerms) -> float:
+    """A multiplier below 1 for tests, vendored and example code, unless the query asks for it."""
+    asks = terms.stems
+    if _VENDOR.search(path):
+        return VENDOR_PENALTY
+    if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
+        return TEST_PENALTY
+    if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
+        return 0.85
+    return 1.0
+
+
+def fuse(
+    legs: Mapping[str, Sequence[int]],
+    meta: Mapping[int, ChunkMeta],
+    terms: QueryTerms,
+    *,
+    path_leg: Sequence[str] = (),
+    file_reps: Mapping[str, int] | None = None,
+    k: int = RRF_K,
+    limit: int = 10,
+) -> list[Ranked]:
+    """Fuse chunk legs (+ a file-level path leg) into a ranked list of chunks.
+
+    Chunks without ``meta`` (deleted since a leg was computed) are dropped. A file found
+    only by the path leg enters through its representative chunk in ``file_reps``.
+    """
+    fused = rrf(legs, k=k)
+    chunks: list[Ranked] = []
+    for cid, (score, ranks) in fused.items():
+        m = meta.get(cid)
+        if m is None:
+            continue
+        if definition_match(m.symbol, terms):
+            score *= DEFINITION_BOOST
+        if stem_match(m.path, terms):
+            score *= STEM_BOOST
+        chunks.append(Ranked(cid, m.path, score, dict(ranks)))
+    by_file: dict[str, list[Ranked]] = {}
+    for r in chunks:
+        by_file.setdefault(r.path, []).append(r)
+    path_rank = {p: i + 1 for i, p in enumerate(dict.fromkeys(path_leg))}
+    for path, cid in (file_reps or {}).items():
+        if path not in by_file and path in path_rank and cid in meta:
+            by_file[path] = [Ranked(cid, path, 0.0, {})]
+    file_scores: dict[str, float] = {}
+    for path, rs in by_file.items():
+        rs.sort(key=lambda r: (-r.score, r.id))
+        s = sum(r.score for r in rs[:TOP_CHUNKS_PER_FILE])
+        if path in path_rank:
+            s += PATH_LEG_WEIGHT / (k + path_rank[path])
+            for r in rs:
+                r.ranks["path"] = path_rank[path]
+        s *= file_penalty(path, terms)
+        file_scores[path] = s
+        for r in rs:
+            r.file_score = s
+    order = sorted(by_file, key=lambda p: (-file_scores[p], p))
+    out: list[Ranked] = [by_file[p][0] for p in order]
+    if len(out) < limit:
+        rest = [r for p in order for r in by_file[p][1:]]
+        rest.sort(key=lambda r: (-r.file_score, -r.score, r.id))
+        out.extend(rest)
+    return out[:limit]
