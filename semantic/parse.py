@@ -303,12 +303,21 @@ _REF_ORDER = attrgetter("line", "col")
 @dataclass(slots=True)
 class _Def:
     node: Node  # the definition node as captured
-    outer: Node  # incl. decorators / attributes
+    first: Node  # where the span starts: the first decorator / attribute, else the definition
+    last: Node  # where the span ends (a Python decorated_definition, else the definition)
     name_node: Node
     name: str
     kind: str
     prefix: tuple[str, ...]  # extra containers from a receiver, impl block or qualified name
     is_scope: bool = False  # an impl block: a container that is not a symbol
+
+    @property
+    def start(self) -> int:
+        return self.first.start_byte
+
+    @property
+    def end(self) -> int:
+        return self.last.end_byte
 
 
 def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language: str) -> list[SymbolDef]:
@@ -325,20 +334,18 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
             continue
         seen.add(key)
         raw.append(d)
-    raw.sort(key=lambda d: (d.outer.start_byte, -d.outer.end_byte, d.is_scope is False))
+    raw.sort(key=lambda d: (d.start, -d.end, d.is_scope is False))
     # Drop a typedef that merely renames a struct/enum defined inside it.
     raw = _drop_shadowing_typedefs(raw)
 
+    class_names = {d.name for d in raw if d.kind in _CLASS_LIKE}
     out: list[SymbolDef] = []
     stack: list[tuple[_Def, str, str]] = []  # (def, qualified name, effective kind)
     for d in raw:
-        while stack and stack[-1][0].outer.end_byte <= d.outer.start_byte:
+        while stack and stack[-1][0].end <= d.start:
             stack.pop()
         # An enclosing def whose span does not contain this one is not its container.
-        while stack and not (
-            stack[-1][0].outer.start_byte <= d.outer.start_byte
-            and d.outer.end_byte <= stack[-1][0].outer.end_byte
-        ):
+        while stack and not (stack[-1][0].start <= d.start and d.end <= stack[-1][0].end):
             stack.pop()
         parent_q = stack[-1][1] if stack else None
         parent_kind = stack[-1][2] if stack else None
@@ -349,7 +356,15 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
             stack.append((d, qualified, "struct"))
             continue
         kind = d.kind
-        if kind == "function" and (d.prefix or parent_kind in _CLASS_LIKE):
+        if (
+            kind == "function"
+            and (
+                parent_kind in _CLASS_LIKE
+                # C++ `Order::create`: a method if the qualifier is a class (known here, or
+                # capitalised); `ns::free_fn` stays a function
+                or (d.prefix and (d.prefix[-1] in class_names or d.prefix[-1][:1].isupper()))
+            )
+        ):
             kind = "method"
         container = ".".join(parts) if parts else None
         out.append(
@@ -359,7 +374,7 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
                 kind=kind,
                 path=path,
                 language=language,
-                span=src.span(d.outer) if d.outer is d.node else _join_span(src, d.outer, d.node),
+                span=_join_span(src, d.first, d.last),
                 name_span=src.span(d.name_node),
                 signature=_signature(d.node, src, kind),
                 container=container,
@@ -382,7 +397,8 @@ def _make_def(caps: dict[str, list[Node]], src: _Text) -> _Def | None:
         if not scope_names:
             return None
         scope = caps["scope"][0]
-        return _Def(scope, scope, scope_names[0], src.node_text(scope_names[0]), "struct", (), is_scope=True)
+        name = src.node_text(scope_names[0])
+        return _Def(scope, scope, scope, scope_names[0], name, "struct", (), is_scope=True)
     names = caps.get("name")
     if not names:
         return None
@@ -408,14 +424,12 @@ def _make_def(caps: dict[str, list[Node]], src: _Text) -> _Def | None:
         outer = outer.parent
     prev = outer.prev_named_sibling
     first = outer
-    while prev is not None and prev.type in _DECORATION_TYPES:
-        first = prev
+    while prev is not None and (prev.type in _DECORATION_TYPES or prev.type in _COMMENT_TYPES):
+        if prev.type in _DECORATION_TYPES:
+            first = prev  # comments between attributes and the item stay inside the span
         prev = prev.prev_named_sibling
-    if first is not outer:
-        # a definition preceded by decorators that are its siblings (TS methods, Rust attributes)
-        d = _Def(node, first, name_node, src.node_text(name_node), kind, prefix)
-        return d
-    return _Def(node, outer, name_node, src.node_text(name_node), kind, prefix)
+    # `first` may be a decorator that is a sibling of the definition (TS, Rust attributes)
+    return _Def(node, first, outer, name_node, src.node_text(name_node), kind, prefix)
 
 
 def _split_qualified(node: Node, src: _Text) -> tuple[list[str], Node]:
@@ -521,7 +535,7 @@ def _docstring(d: _Def, src: _Text, language: str) -> str | None:
             if first.type == "string":
                 return _python_string_value(src.node_text(first))
         return None
-    return _leading_comment(d.outer, src)
+    return _leading_comment(d.first, src)
 
 
 _STRING_PREFIX = re.compile(r"^[rRbBuUfF]*")

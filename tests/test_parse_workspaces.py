@@ -175,3 +175,117 @@ def test_definition_details() -> None:
 
     cpp = {(s.qualified_name, s.path): s for s in parsed("cpp", "orders.cpp").symbols}
     assert cpp[("orders.Order.create", "orders.cpp")].kind == "method"
+
+
+SNIPPETS: list[tuple[str, str, list[tuple[str, str, int]]]] = [
+    (
+        "typescript",
+        "/** Service doc. */\n@Injectable()\nexport class Svc {\n  @HostListener('click')\n"
+        "  onClick(): void {}\n\n  handle = (e: Event): void => {};\n}\n",
+        [("class", "Svc", 2), ("method", "Svc.onClick", 4), ("method", "Svc.handle", 7)],
+    ),
+    (
+        "javascript",
+        "export default function main() {}\nexport const api = { create() { return 1; } };\n"
+        "const LIMIT = 5;\nlet counter = 0;\nconst f = async () => 1;\n",
+        [
+            ("function", "main", 1),
+            ("constant", "api", 2),
+            ("method", "api.create", 2),
+            ("constant", "LIMIT", 3),
+            ("function", "f", 5),
+        ],
+    ),
+    (
+        "rust",
+        "#[derive(Debug)]\n/// doc\npub struct S;\nimpl<T> Tr for S { fn m(&self) {} }\n"
+        "mod inner { pub fn f() {} }\npub enum E { A }\ntype Alias = u8;\nstatic G: u8 = 1;\n",
+        [
+            ("struct", "S", 1),
+            ("method", "S.m", 4),
+            ("module", "inner", 5),
+            ("function", "inner.f", 5),
+            ("enum", "E", 6),
+            ("type", "Alias", 7),
+            ("constant", "G", 8),
+        ],
+    ),
+    (
+        "go",
+        "package p\n\ntype List[T any] struct{ items []T }\n\nfunc (l *List[T]) Len() int { return 0 }\n"
+        "\nconst (\n\tA = 1\n\tB = 2\n)\n\ntype Alias = int\n",
+        [
+            ("struct", "List", 3),
+            ("method", "List.Len", 5),
+            ("constant", "A", 8),
+            ("constant", "B", 9),
+            ("type", "Alias", 12),
+        ],
+    ),
+    (
+        "java",
+        "enum Color { RED; void paint() {} }\n@interface Marker {}\ninterface I { int LIMIT = 3; }\n",
+        [
+            ("enum", "Color", 1),
+            ("method", "Color.paint", 1),
+            ("interface", "Marker", 2),
+            ("interface", "I", 3),
+            ("constant", "I.LIMIT", 3),
+        ],
+    ),
+    (
+        "cpp",
+        "namespace a::b {\ntemplate <typename T>\n"
+        "class Box { public: T get() const { return v; } T v; };\n}\n"
+        "int a::b::free_fn() { return 1; }\nusing Id = int;\nenum class Mode { On, Off };\n",
+        [
+            ("module", "a.b", 1),
+            ("class", "a.b.Box", 3),
+            ("method", "a.b.Box.get", 3),
+            ("function", "a.b.free_fn", 5),
+            ("type", "Id", 6),
+            ("enum", "Mode", 7),
+        ],
+    ),
+    (
+        "python",
+        "import functools\n\n\nclass A:\n    @functools.cache\n    def m(self) -> int:\n"
+        "        def inner() -> int:\n            return 1\n        return inner()\n\n"
+        "    LIMIT = 3\n\n\n_PRIVATE_MAX: int = 4\nlower = 5\n",
+        [
+            ("class", "A", 4),
+            ("method", "A.m", 5),
+            ("function", "A.m.inner", 7),
+            ("constant", "_PRIVATE_MAX", 14),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "code", "expected"), SNIPPETS, ids=[s[0] for s in SNIPPETS])
+def test_snippets(language: str, code: str, expected: list[tuple[str, str, int]]) -> None:
+    """Definition kinds, qualified names and span starts (incl. decorators/attributes)."""
+    pf = parse_source(f"snippet.{language}", code, language)
+    got = [(s.kind, s.qualified_name, s.span.start_line) for s in pf.symbols]
+    for item in expected:
+        assert item in got, got
+    names = {s.qualified_name for s in pf.symbols}
+    assert "lower" not in names and "counter" not in names and "A.LIMIT" not in names
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "language"),
+    [
+        ("src/a.py", None, "python"),
+        ("web/App.tsx", None, "tsx"),
+        ("x/y.mjs", None, "javascript"),
+        ("inc/orders.h", "int f(void);\n", "c"),
+        ("inc/orders.h", "namespace orders {\nclass A {};\n}\n", "cpp"),
+        ("inc/orders.h", None, "c"),
+        ("Gemfile", None, "ruby"),
+        ("README.md", None, None),
+        ("Makefile", None, None),
+    ],
+)
+def test_detect_language(path: str, text: str | None, language: str | None) -> None:
+    assert detect_language(path, text) == language

@@ -67,3 +67,8 @@
         name: (identifier) @name
         value: (_) @_value)) @definition.constant)
   (#not-match? @_value "^(function|class|async|\\(|<|[A-Za-z_$][A-Za-z0-9_$]*\\s*=>)"))
+
+; class fields holding a function: `handle = () => {}`
+(public_field_definition
+  name: [(property_identifier) (private_property_identifier)] @name
+  value: [(arrow_function) (function_expression)]) @definition.method
