@@ -1,0 +1,105 @@
+"""Pure unit tests for query analysis, RRF and the ranking heuristics (no I/O, no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from semantic.fusion import (
+    RRF_K,
+    ChunkMeta,
+    definition_match,
+    file_penalty,
+    fuse,
+    rrf,
+    stem_match,
+)
+from semantic.lexical import path_files, path_words, query_terms, stem
+
+
+def test_rrf_sums_reciprocal_ranks_and_records_them() -> None:
+    fused = rrf({"bm25": [1, 2, 3], "vector": [3, 1]})
+    assert fused[1][0] == pytest.approx(1 / (RRF_K + 1) + 1 / (RRF_K + 2))
+    assert fused[3][0] == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
+    assert fused[2][1] == {"bm25": 2}
+    assert fused[3][1] == {"bm25": 3, "vector": 1}
+
+
+def test_rrf_ignores_duplicates_within_a_leg() -> None:
+    fused = rrf({"bm25": [7, 7, 8]})
+    assert fused[8][1] == {"bm25": 2}
+
+
+def test_query_terms_split_identifiers_and_drop_stopwords() -> None:
+    t = query_terms("where do we retry the createSalesOrder call")
+    assert "createSalesOrder" in t.identifiers
+    assert t.words == ("retry", "create", "sales", "order", "call")
+    assert stem("orders") == "order" and stem("classes") == "class" and stem("status") == "status"
+
+
+def test_single_bare_token_counts_as_identifier() -> None:
+    assert query_terms("Flask").identifiers == ("Flask",)
+
+
+@pytest.mark.parametrize(
+    ("symbol", "query", "expected"),
+    [
+        ("Session.send", "Session.send", True),
+        ("orders.create_sales_order", "how is a sales order created createSalesOrder", True),
+        ("create_sales_order", "create sales order", True),
+        ("Session.send", "how do sessions send requests over the wire", False),
+        ("redirect", "redirect", True),
+        (None, "anything", False),
+    ],
+)
+def test_definition_match(symbol: str | None, query: str, expected: bool) -> None:
+    assert definition_match(symbol, query_terms(query)) is expected
+
+
+def test_stem_match_and_skips_generic_names() -> None:
+    assert stem_match("src/flask/sessions.py", query_terms("session management"))
+    assert not stem_match("src/flask/__init__.py", query_terms("init the app"))
+    assert not stem_match("src/flask/app.py", query_terms("session management"))
+
+
+def test_penalties_unless_the_query_asks() -> None:
+    assert file_penalty("tests/test_app.py", query_terms("app routing")) < 1.0
+    assert file_penalty("tests/test_app.py", query_terms("tests for app routing")) == 1.0
+    assert file_penalty("vendor/x/y.go", query_terms("routing")) < file_penalty("tests/a.py", query_terms("x"))
+    assert file_penalty("src/app.py", query_terms("routing")) == 1.0
+
+
+def _meta(*rows: tuple[int, str, str | None]) -> dict[int, ChunkMeta]:
+    return {cid: ChunkMeta(cid, path, sym, 1) for cid, path, sym in rows}
+
+
+def test_files_rank_by_sum_of_top_chunks() -> None:
+    # a.py has one chunk at rank 1; b.py has three chunks at ranks 2..4: b's sum wins.
+    meta = _meta((1, "a.py", None), (2, "b.py", None), (3, "b.py", None), (4, "b.py", None))
+    out = fuse({"bm25": [1, 2, 3, 4]}, meta, query_terms("zzz"), limit=10)
+    assert [r.path for r in out[:2]] == ["b.py", "a.py"]
+    assert out[0].id == 2  # the best chunk of the best file comes first
+    assert len(out) == 4 and out[0].ranks == {"bm25": 2}
+
+
+def test_definition_boost_and_test_penalty_reorder() -> None:
+    meta = _meta((1, "tests/test_orders.py", "test_create"), (2, "orders.py", "create_sales_order"))
+    out = fuse({"bm25": [1, 2]}, meta, query_terms("create sales order"), limit=10)
+    assert out[0].path == "orders.py"
+
+
+def test_path_leg_adds_files_through_their_representative_chunk() -> None:
+    meta = _meta((1, "a.py", None), (9, "retry.py", None))
+    out = fuse({"bm25": [1]}, meta, query_terms("retry"), path_leg=["retry.py"], file_reps={"retry.py": 9})
+    assert {r.path for r in out} == {"a.py", "retry.py"}
+    assert next(r for r in out if r.path == "retry.py").ranks == {"path": 1}
+
+
+def test_fuse_drops_chunks_without_meta() -> None:
+    assert fuse({"vector": [5]}, {}, query_terms("x")) == []
+
+
+def test_path_leg_prefers_rare_words() -> None:
+    files = {p: path_words(p) for p in ["src/retry/policy.py", "src/http/client.py", "src/http/retry.py"]}
+    ranked = path_files(files, query_terms("http retry policy"))
+    assert ranked[0][0] == "src/retry/policy.py"
+    assert {p for p, _ in ranked} == set(files)

@@ -1,0 +1,92 @@
+"""The lexical legs and the search service without vectors (fake embedder, no model)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from navigator.indexer import index_root
+from navigator.search import SemanticSearch
+from semantic.embed import FakeEmbedder
+from semantic.lexical import bm25_chunks, query_terms, symbol_chunks
+from storage.db import Store
+
+FILES = {
+    "src/orders.py": '''
+        def createSalesOrder(customer, lines):
+            """Book an order for a customer."""
+            return {"customer": customer, "lines": lines}
+        ''',
+    "src/billing.py": '''
+        class InvoicePrinter:
+            def render_pdf(self, invoice):
+                return b"%PDF" + bytes(invoice)
+        ''',
+    "web/app.ts": '''
+        export function create_sales_order(customer: string): number {
+          return customer.length;
+        }
+        ''',
+}
+
+
+@pytest.fixture
+def store(make_repo: Callable[[dict[str, str]], Path], tmp_path: Path) -> Store:
+    root = make_repo(FILES)
+    s = Store(tmp_path / "idx" / "index.db")
+    index_root(root, s)
+    return s
+
+
+def _paths(conn_rows: list[tuple[int, float]], store: Store) -> set[str]:
+    rows = store.chunks_by_ids([i for i, _ in conn_rows])
+    return {r.path for r in rows.values()}
+
+
+@pytest.mark.parametrize("query", ["createSalesOrder", "create_sales_order", "create sales order", "CreateSalesOrder"])
+def test_spellings_find_each_other_through_bm25(store: Store, query: str) -> None:
+    found = _paths(bm25_chunks(store.conn, query_terms(query)), store)
+    assert {"src/orders.py", "web/app.ts"} <= found
+
+
+def test_exact_identifier_ranks_its_own_spelling_first(store: Store) -> None:
+    ranked = bm25_chunks(store.conn, query_terms("create_sales_order"))
+    first = store.chunks_by_ids([ranked[0][0]])[ranked[0][0]]
+    assert first.path == "web/app.ts"
+
+
+def test_symbol_leg_matches_names_and_words(store: Store) -> None:
+    exact = symbol_chunks(store.conn, query_terms("InvoicePrinter"))
+    assert _paths(exact[:1], store) == {"src/billing.py"}
+    words = symbol_chunks(store.conn, query_terms("render pdf"))
+    assert _paths(words, store) == {"src/billing.py"}
+
+
+def test_filters_by_path_and_language(store: Store) -> None:
+    terms = query_terms("create sales order")
+    assert _paths(bm25_chunks(store.conn, terms, paths=["src"]), store) == {"src/orders.py"}
+    assert _paths(bm25_chunks(store.conn, terms, languages=["typescript"]), store) == {"web/app.ts"}
+    assert _paths(bm25_chunks(store.conn, terms, paths=["web/*.ts"]), store) == {"web/app.ts"}
+
+
+def test_lexical_answers_without_vectors_and_says_incomplete(store: Store) -> None:
+    search = SemanticSearch(store, embedder=FakeEmbedder(), search_embed_budget_s=0)
+    resp = search.search("createSalesOrder", k=5)
+    assert resp.items and resp.items[0].path in {"src/orders.py", "web/app.ts"}
+    assert not resp.complete and resp.reason is not None and "vectors for 0/" in resp.reason
+    assert "vector" not in resp.items[0].ranks
+
+
+def test_search_filters_apply_to_every_leg(store: Store) -> None:
+    search = SemanticSearch(store, embedder=FakeEmbedder())
+    resp = search.search("create sales order", k=10, languages=["python"])
+    assert resp.complete
+    assert resp.items[0].path == "src/orders.py"
+    assert all(h.path.startswith("src/") and h.language == "python" for h in resp.items)
+
+
+def test_search_rejects_empty_text(store: Store) -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        SemanticSearch(store, embedder=FakeEmbedder()).search("  ")
