@@ -633,6 +633,10 @@ def _expand(unit: _Unit) -> list[Node]:
     return out
 
 
+_MAX_SPLIT_DEPTH = 150
+"""Deeper than this (long call chains in generated code) a subtree is cut into line windows."""
+
+
 class _Chunker:
     def __init__(self, src: _Text, budget: int) -> None:
         self.src = src
@@ -660,7 +664,7 @@ class _Chunker:
             self.ranges.append((start, end))
             start = end + 1
 
-    def split(self, units: Sequence[_Unit], prefix: int | None = None) -> None:
+    def split(self, units: Sequence[_Unit], prefix: int | None = None, depth: int = 0) -> None:
         """Greedy merge of sibling units; recurse into units that are too big.
 
         ``prefix`` is the first row of sticky lines (a header, comments) that must join
@@ -676,12 +680,12 @@ class _Chunker:
                     pending = u.first
                 continue
             start = u.first if pending is None else pending
-            if size(start, u.last) > budget and u.divisible:
+            if size(start, u.last) > budget and u.divisible and depth < _MAX_SPLIT_DEPTH:
                 if cur is not None:
                     self.emit(*cur)
                     cur = None
                 sub = _units(_expand(u), header=True)
-                self.split(sub, start if start < u.first else None)
+                self.split(sub, start if start < u.first else None, depth + 1)
                 pending = None
                 continue
             if cur is not None and pending is None and size(cur[0], u.last) <= budget + cur[2]:

@@ -276,3 +276,12 @@ def test_refs_exclude_comments_and_strings() -> None:
     text = '# createSalesOrder\ns = "createSalesOrder"\ncreateSalesOrder(s)\n'
     pf = parse_source("r.py", text, "python")
     assert [(r.name, r.line) for r in pf.refs if r.name == "createSalesOrder"] == [("createSalesOrder", 3)]
+
+
+def test_deeply_nested_code_does_not_recurse_forever() -> None:
+    # a 3000-link call chain, one link per line: a very deep left-recursive tree
+    text = "const x = start()\n" + "".join(f"  .step{i}({i})\n" for i in range(3000)) + ";\n"
+    pf = parse_source("chain.js", text, "javascript", chunk_budget=200)
+    assert pf.parsed, pf.notes
+    assert_covers(text, pf.chunks)
+    assert_budget(pf.chunks, 200)
