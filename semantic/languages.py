@@ -70,10 +70,10 @@ SUPPORTED_LANGUAGES: frozenset[str] = frozenset(EXTENSIONS.values()) | frozenset
 
 QUERY_LANGUAGES: frozenset[str] = frozenset(
     {"python", "typescript", "tsx", "javascript", "go", "rust", "java", "c", "cpp"}
+    | {"ruby", "php", "csharp", "kotlin", "scala", "swift", "bash", "lua"}
 )
-"""Languages with a definitions query (``semantic/queries/<name>.scm``).
-
-The others are parsed for references and chunking only."""
+"""Languages with a definitions query (``semantic/queries/<name>.scm``); the first nine
+are tested on committed workspaces, the rest on snippets only."""
 
 _CPP_HEADER_HINT = re.compile(
     r"^\s*(?:class\s+\w+|namespace\s+\w+|template\s*<|#include\s*<(?:string|vector|memory|map|iostream)>)"

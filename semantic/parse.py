@@ -376,7 +376,7 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
                 language=language,
                 span=_join_span(src, d.first, d.last),
                 name_span=src.span(d.name_node),
-                signature=_signature(d.node, src, kind),
+                signature=_signature(d.node, src, kind, language),
                 container=container,
                 docstring=_docstring(d, src, language),
             )
@@ -494,7 +494,7 @@ def _find_body(node: Node, depth: int = 0) -> Node | None:
     return None
 
 
-def _signature(node: Node, src: _Text, kind: str) -> str:
+def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     body = None if kind == "constant" else _find_body(node)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
     end = min(end, node.start_byte + 4 * _MAX_SIGNATURE)
@@ -509,16 +509,18 @@ def _signature(node: Node, src: _Text, kind: str) -> str:
             pos = child.end_byte
     pieces.append(src.src[pos:end])
     raw = b" ".join(pieces).decode("utf-8", "replace")
-    if body is None and kind != "constant" and "\n" in raw:
-        # a type without a body field (Go `type X struct {...}`): its header line
-        raw = raw.split("{", 1)[0] if "{" in raw else raw.split("\n", 1)[0]
+    if body is None and kind not in ("constant", "type") and "{" in raw:
+        # no body field (Go `type X struct {...}`, Kotlin classes): the part before the brace
+        raw = raw.split("{", 1)[0]
+    elif body is None and kind != "constant":
+        raw = raw.split("\n", 1)[0]
     sig = _WS_RUN.sub(" ", raw).strip()
     for suffix in ("=>", "{", ":", "="):
         if body is not None and sig.endswith(suffix):
             sig = sig[: -len(suffix)].rstrip()
             break
     sig = sig.rstrip(";").rstrip()
-    if node.type in _GO_SPEC_KEYWORD:
+    if language == "go" and node.type in _GO_SPEC_KEYWORD:
         sig = f"{_GO_SPEC_KEYWORD[node.type]} {sig}"
     if len(sig) > _MAX_SIGNATURE:
         sig = sig[: _MAX_SIGNATURE - 1] + "…"

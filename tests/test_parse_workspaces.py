@@ -289,3 +289,78 @@ def test_snippets(language: str, code: str, expected: list[tuple[str, str, int]]
 )
 def test_detect_language(path: str, text: str | None, language: str | None) -> None:
     assert detect_language(path, text) == language
+
+
+MORE_SNIPPETS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
+    (
+        "ruby",
+        "module Shop\n  MAX = 5\n  class Order < Base\n    def total(x)\n    end\n"
+        "    def self.create(a)\n    end\n  end\nend\n",
+        [
+            ("constant", "Shop.MAX", "MAX = 5"),
+            ("class", "Shop.Order", "class Order < Base"),
+            ("method", "Shop.Order.total", "def total(x)"),
+            ("method", "Shop.Order.create", "def self.create(a)"),
+        ],
+    ),
+    (
+        "csharp",
+        "namespace Shop { public class Order : IT {\n"
+        "  public const int MAX = 5;\n  public int Total() { return 1; }\n} }",
+        [
+            ("class", "Shop.Order", "public class Order : IT"),
+            ("constant", "Shop.Order.MAX", "public const int MAX = 5"),
+            ("method", "Shop.Order.Total", "public int Total()"),
+        ],
+    ),
+    (
+        "php",
+        "<?php\nclass Order implements T { public function total() { return 1; } }\n"
+        "function create_sales_order() {}\n",
+        [
+            ("class", "Order", "class Order implements T"),
+            ("method", "Order.total", "public function total()"),
+            ("function", "create_sales_order", "function create_sales_order()"),
+        ],
+    ),
+    (
+        "kotlin",
+        "class Order : T {\n    override fun total(): Int { return 1 }\n}\ntypealias Id = String\n",
+        [
+            ("class", "Order", "class Order : T"),
+            ("method", "Order.total", "override fun total(): Int"),
+            ("type", "Id", "typealias Id = String"),
+        ],
+    ),
+    (
+        "scala",
+        "trait T { def total: Int }\nobject Order { def create(): Order = new Order }\n",
+        [
+            ("trait", "T", "trait T"),
+            ("method", "T.total", "def total: Int"),
+            ("method", "Order.create", "def create(): Order"),
+        ],
+    ),
+    (
+        "swift",
+        "protocol T { func total() -> Int }\nclass Order: T {\n  func total() -> Int { return 1 }\n}\n",
+        [("interface", "T", "protocol T"), ("method", "Order.total", "func total() -> Int")],
+    ),
+    ("bash", 'deploy() {\n  echo "$TARGET"\n}\n', [("function", "deploy", "deploy()")]),
+    (
+        "lua",
+        "local function total(x)\n  return x\nend\nfunction M:create(a)\n  return a\nend\n",
+        [("function", "total", "local function total(x)"), ("method", "M.create", "function M:create(a)")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "code", "expected"), MORE_SNIPPETS, ids=[s[0] for s in MORE_SNIPPETS])
+def test_more_languages(language: str, code: str, expected: list[tuple[str, str, str]]) -> None:
+    """The languages without a workspace: kinds, qualified names and signatures."""
+    pf = parse_source(f"snippet.{language}", code, language)
+    assert pf.parsed
+    got = [(s.kind, s.qualified_name, s.signature) for s in pf.symbols]
+    for item in expected:
+        assert item in got, got
+    assert pf.refs and pf.chunks
