@@ -690,13 +690,11 @@ class _Chunker:
                 self.split(sub, start if start < u.first else None, depth + 1)
                 pending = None
                 continue
-            if cur is not None and pending is None and size(cur[0], u.last) <= budget + cur[2]:
-                cur = (cur[0], u.last, cur[2])
+            if cur is not None and size(cur[0], u.last) <= budget + cur[2]:
+                cur = (cur[0], u.last, cur[2])  # merge with the previous siblings
             elif cur is not None and pending is None and _is_closer(u):
                 # a lone closing brace / `end` stays with what it closes, even over budget
                 cur = (cur[0], u.last, cur[2] + size(u.first, u.last))
-            elif cur is not None and pending is not None and size(cur[0], u.last) <= budget + cur[2]:
-                cur = (cur[0], u.last, cur[2])
             else:
                 if cur is not None:
                     self.emit(*cur)
