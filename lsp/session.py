@@ -82,6 +82,10 @@ class ServerSession:
         self._handler: LanguageServerHandler | None = None
         self._watch: asyncio.Task[None] | None = None
         self._sync_lock = asyncio.Lock()
+        self.quiet = asyncio.Event()
+        """Set while no "loading" progress (``definition.loading``) is under way."""
+        self.quiet.set()
+        self._loading: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -190,6 +194,8 @@ class ServerSession:
             async def on(params: Any) -> None:
                 if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
                     self._tail.append(str(params.get("message", ""))[:500])
+                if method == "$/progress":
+                    self._track_loading(params)
                 if self.definition.is_ready_event(method, params):
                     self._set_ready()
 
@@ -199,6 +205,20 @@ class ServerSession:
                        "textDocument/publishDiagnostics", "experimental/serverStatus",
                        "language/status", "$/typescriptVersion"):  # fmt: skip
             handler.on_notification(method, watcher(method))
+
+    def _track_loading(self, params: Any) -> None:
+        pattern = self.definition.loading
+        if pattern is None or not isinstance(params, dict):
+            return
+        token = str(params.get("token"))
+        value = params.get("value") or {}
+        if value.get("kind") == "begin" and (pattern.search(token) or pattern.search(str(value.get("title", "")))):
+            self._loading.add(token)
+            self.quiet.clear()
+        elif value.get("kind") == "end" and token in self._loading:
+            self._loading.discard(token)
+            if not self._loading:
+                self.quiet.set()
 
     def _on_traffic(self, source: str, target: str, message: Any) -> None:
         if source == "client" and target == "logger":
