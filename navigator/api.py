@@ -15,17 +15,23 @@ pass ``refresh=False`` to the constructor to skip that.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from navigator.config import Config, load_config
 from navigator.indexer import ProgressFn, index_root, stale_count
-from navigator.results import IndexReport, OutlineEntry, Response, Status, Symbol
+from navigator.results import IndexReport, OutlineEntry, Response, SearchHit, Status, Symbol
 from navigator.walk import WalkOptions
 from storage.db import Store, SymbolRow
+
+if TYPE_CHECKING:
+    from navigator.search import SemanticSearch, SyncReport
 from storage.errors import (
     FileNotInIndexError,
     NotIndexedError,
@@ -97,7 +103,8 @@ class Navigator:
         self.index_path = self.nav_dir / "index.db"
         self.config = config if config is not None else load_config(self.root)
         self.refresh = refresh
-        self._store: Store | None = None
+        self._local = threading.local()
+        self._stores: list[Store] = []
         self._lock = threading.RLock()
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
@@ -107,20 +114,25 @@ class Navigator:
 
     @property
     def store(self) -> Store:
-        with self._lock:
-            if self._store is None:
+        """This thread's connection to the index (SQLite connections are per thread)."""
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            with self._lock:
                 self.nav_dir.mkdir(parents=True, exist_ok=True)
                 ignore = self.nav_dir / ".gitignore"
                 if not ignore.exists():
                     ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
-                self._store = Store(self.index_path)
-            return self._store
+                store = Store(self.index_path)
+                self._local.store = store
+                self._stores.append(store)
+        return store
 
     def close(self) -> None:
         with self._lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+            for store in self._stores:
+                store.close()
+            self._stores.clear()
+            self._local = threading.local()
 
     def __enter__(self) -> Navigator:
         return self
@@ -357,6 +369,56 @@ class Navigator:
         if p.is_absolute() or any(c.resolve().exists() for c in candidates):
             raise FileNotInIndexError(f"`{path}` is outside the indexed root {self.root}")
         raise FileNotInIndexError(f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)")
+
+    # -- search ----------------------------------------------------------------------------
+
+    def _searcher(self) -> SemanticSearch:
+        """This thread's search service; all threads share one model and one vector index."""
+        from navigator.search import SemanticSearch
+
+        store = self.store
+        searcher: SemanticSearch | None = getattr(self._local, "searcher", None)
+        if searcher is None or searcher.store is not store:
+            with self._lock:
+                first: SemanticSearch | None = getattr(self, "_first_searcher", None)
+                searcher = SemanticSearch(store, model=self.config.search.model, share_with=first)
+                if first is None:
+                    self._first_searcher = searcher
+            self._local.searcher = searcher
+        return searcher
+
+    def search(
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+    ) -> Response[SearchHit]:
+        """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
+
+        BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. While
+        chunks still lack vectors the answer says ``complete=False`` with the progress;
+        :meth:`embed` (``nav index --embed``) fills them in.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise UsageError(f"k must be a positive integer, got {k!r}")
+        self._fresh()
+        resp = self._searcher().search(
+            text,
+            k=k,
+            paths=[p.strip().removeprefix("./") for p in paths] if paths else None,
+            languages=list(languages) if languages else None,
+        )
+        if self.stale_note:
+            resp = dataclasses.replace(resp, notes=(*resp.notes, self.stale_note))
+        return resp
+
+    def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
+        """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
+        return self._searcher().sync(budget_s=budget_s, progress=progress)
 
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""

@@ -10,6 +10,7 @@ or file; 5 index database error; 6 language server error; 7 deadline; 8 model er
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import time
@@ -36,24 +37,39 @@ def find_root(start: Path) -> Path:
 
 
 class Ctx:
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, *, use_daemon: bool) -> None:
         self._root = root
+        self.use_daemon = use_daemon
         self._nav: Any = None
+        self._local: Any = None
 
     @property
     def root(self) -> Path:
         return Path(self._root) if self._root else find_root(Path.cwd())
 
     def nav(self) -> Any:
+        """The engine: the root's daemon by default (started on first use), else in-process."""
         if self._nav is None:
-            from navigator.api import Navigator
+            if self.use_daemon:
+                from navigator.client import DaemonClient
 
-            self._nav = Navigator(self.root)
+                self._nav = DaemonClient(self.root)
+            else:
+                self._nav = self.local()
         return self._nav
 
+    def local(self) -> Any:
+        """An in-process Navigator (indexing runs here, with its progress bar)."""
+        if self._local is None:
+            from navigator.api import Navigator
+
+            self._local = Navigator(self.root)
+        return self._local
+
     def close(self) -> None:
-        if self._nav is not None:
-            self._nav.close()
+        for obj in (self._nav, self._local):
+            if obj is not None:
+                obj.close()
 
 
 def handle_errors(fn: F) -> F:
@@ -129,30 +145,42 @@ class Progress:
     default=None,
     help="Repository root (default: the nearest folder above the current one with .nav or .git).",
 )
+@click.option(
+    "--no-daemon",
+    is_flag=True,
+    envvar="NAV_NO_DAEMON",
+    help="Run everything in this process instead of the root's warm daemon (env NAV_NO_DAEMON=1).",
+)
 @click.version_option(package_name="nav", prog_name="nav")
 @click.pass_context
-def main(ctx: click.Context, root: str | None) -> None:
+def main(ctx: click.Context, root: str | None, no_daemon: bool) -> None:
     """nav: code navigation for agents, editors and the command line."""
-    c = Ctx(root)
+    c = Ctx(root, use_daemon=not no_daemon)
     ctx.obj = c
     ctx.call_on_close(c.close)
 
 
 @main.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option(
+    "--embed/--no-embed",
+    default=False,
+    help="Also embed the chunks for semantic search now (slow on a CPU; cached by content).",
+)
 @json_option
 @click.pass_obj
 @handle_errors
-def index(obj: Ctx, path: str | None, as_json: bool) -> None:
+def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
     """Index PATH (default: the root) incrementally: symbols, chunks and references."""
     if path is not None:
         obj._root = path
-    nav = obj.nav()
+    nav = obj.local()
     progress = Progress("parsing")
     try:
         report = nav.index(progress=progress)
     finally:
         progress.close()
+    vectors = _embed_with_progress(nav) if embed else None
     if as_json:
         echo_json(report)
         return
@@ -175,6 +203,11 @@ def index(obj: Ctx, path: str | None, as_json: bool) -> None:
         f"{len(report.removed)} removed, {report.unchanged} unchanged in {report.seconds:.2f}s "
         f"({report.files} files, {report.symbols} symbols, {report.chunks} chunks)"
     )
+    if vectors is not None:
+        click.echo(
+            f"vectors: {vectors.vectors}/{vectors.chunks} chunks ({vectors.embedded} embedded, "
+            f"{vectors.from_cache} from cache) in {vectors.seconds:.1f}s"
+        )
 
 
 @main.command()
@@ -257,9 +290,116 @@ def outline(obj: Ctx, file: str, as_json: bool) -> None:
     echo_incomplete(resp)
 
 
+@main.group()
+def daemon() -> None:
+    """Manage the root's warm daemon (the CLI starts it on first use)."""
+
+
+@daemon.command("start")
+@click.option("--idle-timeout", type=click.FloatRange(min=1), default=None, help="Exit after this many idle seconds.")
+@click.pass_obj
+@handle_errors
+def daemon_start(obj: Ctx, idle_timeout: float | None) -> None:
+    """Start the daemon for the root (no-op if one runs)."""
+    from navigator.client import start_daemon
+
+    word = start_daemon(obj.root.resolve(), idle_timeout_s=idle_timeout)
+    click.echo("daemon started" if word == "ready" else "daemon already running")
+
+
+@daemon.command("stop")
+@click.pass_obj
+@handle_errors
+def daemon_stop(obj: Ctx) -> None:
+    """Stop the root's daemon, if one runs."""
+    from navigator.client import DaemonClient
+    from storage.errors import ServerError
+
+    client = DaemonClient(obj.root, autostart=False)
+    try:
+        stopped = client.stop()
+    finally:
+        client.close()
+    click.echo("daemon stopped" if stopped else "no daemon running")
+
+
+@daemon.command("status")
+@json_option
+@click.pass_obj
+@handle_errors
+def daemon_status(obj: Ctx, as_json: bool) -> None:
+    """Show whether a daemon serves the root: pid, uptime, requests, memory."""
+    from navigator.client import DaemonClient
+    from storage.errors import ServerError
+
+    client = DaemonClient(obj.root, autostart=False)
+    try:
+        info = client.daemon_status()
+    except ServerError:
+        if as_json:
+            click.echo("null")
+        else:
+            click.echo("no daemon running")
+        sys.exit(1)
+    finally:
+        client.close()
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    for key, value in info.items():
+        click.echo(f"{key + ':':<16}{value}")
+
+
+def _embed_with_progress(nav: Any) -> Any:
+    """Fill in the vectors, with a progress bar on a terminal (Ctrl-C keeps what is done)."""
+    state: dict[str, Any] = {"done": 0}
+
+    def progress(done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label="embedding", file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    try:
+        return nav.embed(progress=progress)
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+@main.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many results.")
+@click.option("--path", "paths", multiple=True, help="Only under this folder, or matching this glob (repeatable).")
+@click.option("--lang", "languages", multiple=True, help="Only this language: python, typescript, go, ... (repeatable).")
+@json_option
+@click.pass_obj
+@handle_errors
+def search(obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], languages: tuple[str, ...], as_json: bool) -> None:
+    """Search code by meaning and by name: `nav search "where do we retry the ERP call"`."""
+    resp = obj.nav().search(" ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None)
+    if as_json:
+        echo_json(resp)
+        return
+    for hit in resp.items:
+        where = click.style(f"{hit.path}:{hit.start_line}-{hit.end_line}", fg="cyan")
+        legs = " ".join(f"{leg}#{rank}" for leg, rank in sorted(hit.ranks.items(), key=lambda kv: kv[1]))
+        click.echo(f"{where}  {click.style(hit.symbol or '', bold=True)}  {click.style(legs, fg='bright_black')}")
+        first = hit.signature or next((ln.strip() for ln in hit.snippet.splitlines() if ln.strip()), "")
+        click.echo(f"    {first}")
+    echo_incomplete(resp)
+
+
 def run() -> None:  # pragma: no cover - console-script entry
     try:
         main(prog_name="nav")
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

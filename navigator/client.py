@@ -1,0 +1,256 @@
+"""The daemon's client: what the CLI uses by default. Light to import (no parser, model or server).
+
+``DaemonClient(root)`` has the same verbs as :class:`navigator.api.Navigator` and
+returns the same result types; it starts the daemon on first use. A daemon that
+died (``kill -9``) leaves a socket nobody listens on: the client sees the refused
+connection, starts a new daemon (which removes the stale socket) and retries the
+request once. Two clients starting a daemon at once both end up talking to the
+one that won the daemon's lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import itertools
+import json
+import os
+import select
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from navigator.paths import daemon_paths
+from navigator.wire import decode
+from storage import errors as nav_errors
+from storage.errors import NavError, ServerError
+
+START_TIMEOUT_S = 30.0
+REQUEST_TIMEOUT_S = 300.0
+
+
+def start_daemon(root: Path, *, idle_timeout_s: float | None = None, timeout_s: float = START_TIMEOUT_S) -> str:
+    """Start a daemon for ``root`` and wait until it says ``ready`` (or ``busy``: one already runs)."""
+    paths = daemon_paths(root)
+    paths.nav_dir.mkdir(parents=True, exist_ok=True)
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    cmd = [sys.executable, "-m", "navigator.daemon", str(root), "--ready-fd", str(w)]
+    if idle_timeout_s is not None:
+        cmd += ["--idle-timeout", str(idle_timeout_s)]
+    env = {**os.environ, "PYTHONPATH": _package_parent() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        # posix_spawn, not Popen: the daemon outlives this process by design, in its own session
+        # (a ^C in the terminal does not reach it); a thread reaps it if we are still alive then.
+        pid = os.posix_spawn(
+            sys.executable,
+            cmd,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                (os.POSIX_SPAWN_DUP2, log_fd, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(log_fd)
+        os.close(w)
+    threading.Thread(target=_reap, args=(pid,), name="nav-daemon-reaper", daemon=True).start()
+    try:
+        ready, _, _ = select.select([r], [], [], timeout_s)
+        word = os.read(r, 64).decode().strip() if ready else ""
+    finally:
+        os.close(r)
+    if word in ("ready", "busy"):
+        return word
+    raise ServerError(
+        f"nav's daemon for {root} did not start within {timeout_s:.0f} s; see {paths.log}, or use --no-daemon"
+    )
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _package_parent() -> str:
+    return str(Path(__file__).resolve().parent.parent)
+
+
+def _raise_remote(error: dict[str, Any]) -> None:
+    data = error.get("data") or {}
+    message = str(error.get("message", "daemon error"))
+    name = data.get("type")
+    cls = getattr(nav_errors, name, None) if isinstance(name, str) else None
+    if cls is nav_errors.SymbolNotFoundError:
+        raise nav_errors.SymbolNotFoundError(str(data.get("name") or ""), list(data.get("suggestions") or []))
+    if isinstance(cls, type) and issubclass(cls, NavError):
+        raise cls(message)
+    if error.get("code") == -32602:
+        raise nav_errors.UsageError(message)
+    raise ServerError(f"daemon: {message}")
+
+
+class DaemonClient:
+    """Talks JSON-RPC 2.0 to the root's daemon over its Unix socket."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        autostart: bool = True,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+        idle_timeout_s: float | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise nav_errors.UsageError(f"root `{root}` is not a directory; pass the repository's top folder")
+        self.paths = daemon_paths(self.root)
+        self.autostart = autostart
+        self.timeout_s = timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self._sock: socket.socket | None = None
+        self._file: Any = None
+        self._ids = itertools.count(1)
+
+    def close(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except (OSError, ValueError):
+                pass  # flushing to a dead daemon fails; the socket is closed below either way
+            self._file = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _try_connect(self) -> bool:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(self.paths.socket))
+        except OSError:  # no socket yet, or a stale one nobody listens on
+            sock.close()
+            return False
+        sock.settimeout(self.timeout_s)
+        self._sock = sock
+        self._file = sock.makefile("rwb")
+        return True
+
+    def connect(self) -> None:
+        if self._sock is not None:
+            return
+        if self._try_connect():
+            return
+        if not self.autostart:
+            raise ServerError(f"no nav daemon is running for {self.root}; start one with `nav daemon start`")
+        word = start_daemon(self.root, idle_timeout_s=self.idle_timeout_s)
+        if word == "ready" and self._try_connect():
+            return
+        # "busy": another daemon holds the lock and is about to listen (or just did). The socket
+        # appearing is the only signal it gives, so poll for it, briefly and bounded.
+        deadline = time.monotonic() + START_TIMEOUT_S
+        delay = 0.01
+        while time.monotonic() < deadline:
+            if self._try_connect():
+                return
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+        raise ServerError(f"cannot reach nav's daemon for {self.root} at {self.paths.socket}; see {self.paths.log}")
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        params: dict[str, Any] = dict(kwargs)
+        if args:
+            params["__args__"] = list(args)
+        for attempt in (1, 2):
+            self.connect()
+            try:
+                return self._roundtrip(method, params)
+            except (BrokenPipeError, ConnectionResetError, EOFError):
+                self.close()  # the daemon died mid-request: start a new one and retry once
+                if attempt == 2:
+                    raise ServerError(f"nav's daemon for {self.root} died twice answering `{method}`") from None
+                self._wait_for_exit()
+        raise AssertionError("unreachable")
+
+    def _wait_for_exit(self, timeout_s: float = 10.0) -> None:
+        """After a dead connection, wait until the old daemon has really gone (its lock is free).
+
+        A process being killed can still accept connections into its listen backlog for a
+        moment; connecting then would only meet the same corpse.
+        """
+        fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout_s
+            delay = 0.005
+            while time.monotonic() < deadline:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    time.sleep(delay)  # flock has no timed wait
+                    delay = min(delay * 2, 0.1)
+                    continue
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+        finally:
+            os.close(fd)
+
+    def _roundtrip(self, method: str, params: dict[str, Any]) -> Any:
+        assert self._file is not None
+        req_id = next(self._ids)
+        msg = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
+        self._file.write(json.dumps(msg).encode("utf-8") + b"\n")
+        self._file.flush()
+        try:
+            line = self._file.readline()
+        except TimeoutError:
+            self.close()
+            raise nav_errors.DeadlineError(
+                f"nav's daemon did not answer `{method}` within {self.timeout_s:.0f} s"
+            ) from None
+        if not line:
+            raise EOFError
+        reply = json.loads(line)
+        if "error" in reply:
+            _raise_remote(reply["error"])
+        return decode(reply["result"])
+
+    # -- the Navigator's verbs -------------------------------------------------------------
+
+    def daemon_status(self) -> dict[str, Any]:
+        return self.call("daemon.status")  # type: ignore[no-any-return]
+
+    def stop(self) -> bool:
+        """Ask the daemon to exit; False when none was running. Never starts one."""
+        if self._sock is None and not self._try_connect():
+            return False
+        try:
+            self._roundtrip("daemon.stop", {})
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            pass  # it is gone already
+        finally:
+            self.close()
+        self._wait_for_exit()  # "stopped" means gone, not "asked to go"
+        return True
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def verb(*args: Any, **kwargs: Any) -> Any:
+            return self.call(name, *args, **kwargs)
+
+        verb.__name__ = name
+        return verb

@@ -1,0 +1,406 @@
+"""The daemon: one warm process per root that answers JSON-RPC 2.0 on a local socket.
+
+It keeps the index connection, language servers and the embedding model loaded,
+watches the tree (debounced) so the index follows edits, serves several clients at
+once (a thread per connection; SQLite connections are per thread), and exits after
+an idle timeout. Messages are JSON-RPC 2.0 objects, one per line.
+
+Start-up is race-free: the daemon takes an exclusive lock on ``.nav/daemon.lock``
+before it binds the socket, so of two daemons started at once one serves and the
+other exits; a socket left behind by a killed daemon is removed by the next one.
+The starter learns the outcome from a pipe (``ready`` / ``busy``), never by sleeping.
+
+Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.daemon
+ROOT`` runs one in the foreground.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import inspect
+import json
+import logging
+import os
+import signal
+import socketserver
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from navigator.paths import DaemonPaths, daemon_paths
+from navigator.wire import encode
+from storage.errors import NavError
+
+log = logging.getLogger("nav.daemon")
+
+DEFAULT_IDLE_TIMEOUT_S = 1800.0
+DEBOUNCE_S = 0.15
+
+# Navigator verbs the daemon serves. Anything else is "method not found".
+METHODS: frozenset[str] = frozenset(
+    {
+        "index",
+        "status",
+        "definitions",
+        "symbols",
+        "outline",
+        "references",
+        "definition",
+        "hover",
+        "callers",
+        "callees",
+        "implementations",
+        "doctor",
+        "search",
+        "query",
+        "find",
+        "repo_map",
+    }
+)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class Daemon:
+    """Owns the Navigator, the watcher, the socket server and the idle clock."""
+
+    def __init__(self, root: Path, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, watch: bool = True) -> None:
+        from navigator.api import Navigator
+
+        self.root = root.resolve()
+        self.paths = daemon_paths(self.root)
+        self.idle_timeout_s = idle_timeout_s
+        self.nav = Navigator(self.root)
+        self.started_at = time.time()
+        self.last_activity = time.monotonic()
+        self.active = 0
+        self.requests = 0
+        self._state = threading.Lock()
+        self._stop = threading.Event()
+        self._server: _Server | None = None
+        self._observer: Any = None
+        self._debounce: threading.Timer | None = None
+        self._sync_cond = threading.Condition()
+        self._dirty = False
+        self._syncing = False
+        self.watching = False
+        self.watch = watch
+        self.last_sync_s: float | None = None
+        self.syncs = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def serve(self, ready_fd: int | None = None) -> int:
+        self.paths.nav_dir.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _signal_ready(ready_fd, "busy")
+            os.close(lock_fd)
+            return 0
+        try:
+            if self.paths.socket.exists() or self.paths.socket.is_symlink():
+                self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
+            self._server = _Server(str(self.paths.socket), _Handler, daemon=self)
+            os.chmod(self.paths.socket, 0o600)
+            self.paths.info.write_text(
+                json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}),
+                encoding="utf-8",
+            )
+            if self.watch:
+                self._start_watcher()
+            self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
+            threading.Thread(target=self._initial_index, name="nav-initial-index", daemon=True).start()
+            threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True).start()
+            _signal_ready(ready_fd, "ready")
+            log.info("serving %s on %s (pid %d)", self.root, self.paths.socket, os.getpid())
+            self._server.serve_forever(poll_interval=0.2)
+        finally:
+            self._shutdown_parts()
+            try:
+                self.paths.socket.unlink()
+            except FileNotFoundError:
+                pass
+            try:
+                self.paths.info.unlink()
+            except FileNotFoundError:
+                pass
+            os.close(lock_fd)
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            threading.Thread(target=self._server.shutdown, daemon=True).start()
+
+    def _shutdown_parts(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        closer = getattr(self.nav, "shutdown", None)
+        if callable(closer):
+            closer()
+        self.nav.close()
+
+    def _initial_index(self) -> None:
+        try:
+            self._sync()
+        except NavError as exc:
+            log.warning("initial index failed: %s", exc)
+
+    def _idle_clock(self) -> None:
+        while not self._stop.wait(min(5.0, self.idle_timeout_s / 4)):
+            with self._state:
+                idle = time.monotonic() - self.last_activity
+                busy = self.active > 0
+            if not busy and idle > self.idle_timeout_s:
+                log.info("idle for %.0f s; exiting", idle)
+                self.stop()
+                return
+
+    # -- freshness -------------------------------------------------------------------------
+
+    def _start_watcher(self) -> None:
+        try:
+            from watchdog.events import FileSystemEvent, FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            log.warning("watchdog is not installed; queries check file stats instead")
+            return
+        daemon = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                path = str(event.src_path)
+                rel = os.path.relpath(path, daemon.root)
+                top = rel.split(os.sep, 1)[0]
+                if top in (".nav", ".git") or event.event_type in ("opened", "closed_no_write"):
+                    return
+                daemon._schedule_sync()
+
+        try:
+            observer = Observer()
+            observer.schedule(Handler(), str(self.root), recursive=True)
+            observer.start()
+        except OSError as exc:  # e.g. the inotify watch limit
+            log.warning("cannot watch %s (%s); queries check file stats instead", self.root, exc)
+            return
+        self._observer = observer
+        self.watching = True
+
+    def _schedule_sync(self) -> None:
+        with self._sync_cond:
+            self._dirty = True
+        with self._state:
+            if self._debounce is not None:
+                self._debounce.cancel()
+            self._debounce = threading.Timer(DEBOUNCE_S, self._sync_quietly)
+            self._debounce.daemon = True
+            self._debounce.start()
+
+    def _sync_quietly(self) -> None:
+        try:
+            self._sync()
+        except NavError as exc:
+            log.warning("re-index after a change failed: %s", exc)
+
+    def _sync(self) -> None:
+        started = time.perf_counter()
+        with self._sync_cond:
+            self._dirty = False
+            self._syncing = True
+        try:
+            self.nav.index()
+            notify = getattr(self.nav, "files_changed", None)
+            if callable(notify):
+                notify()
+        finally:
+            with self._sync_cond:
+                self._syncing = False
+                self._sync_cond.notify_all()
+        self.last_sync_s = time.perf_counter() - started
+        self.syncs += 1
+
+    def wait_fresh(self, timeout_s: float = 5.0) -> bool:
+        """Block until no change seen by the watcher is waiting to be indexed (bounded)."""
+        with self._sync_cond:
+            return self._sync_cond.wait_for(lambda: not self._dirty and not self._syncing, timeout=timeout_s)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def handle(self, raw: bytes) -> dict[str, Any] | None:
+        try:
+            msg = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _error(None, PARSE_ERROR, f"invalid JSON: {exc}")
+        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
+            return _error(
+                msg.get("id") if isinstance(msg, dict) else None,
+                INVALID_REQUEST,
+                'expected a JSON-RPC 2.0 request object: {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}',
+            )
+        req_id = msg.get("id")
+        method: str = msg["method"]
+        params = msg.get("params", {})
+        with self._state:
+            self.active += 1
+            self.requests += 1
+            self.last_activity = time.monotonic()
+        try:
+            result = self._dispatch(method, params)
+        except _RpcError as exc:
+            return _error(req_id, exc.code, exc.message)
+        except NavError as exc:
+            data: dict[str, Any] = {"type": type(exc).__name__, "exit_code": exc.exit_code}
+            if hasattr(exc, "suggestions"):
+                data["suggestions"] = exc.suggestions
+                data["name"] = getattr(exc, "name", None)
+            return _error(req_id, exc.rpc_code, str(exc), data)
+        except Exception as exc:  # a bug must cost one request, not the daemon
+            log.error("internal error in %s: %s", method, traceback.format_exc())
+            return _error(req_id, INTERNAL_ERROR, f"internal error in {method}: {type(exc).__name__}: {exc}")
+        finally:
+            with self._state:
+                self.active -= 1
+                self.last_activity = time.monotonic()
+        if req_id is None:
+            return None  # a notification gets no response
+        return {"jsonrpc": "2.0", "id": req_id, "result": result}
+
+    def _dispatch(self, method: str, params: Any) -> Any:
+        if method == "daemon.ping":
+            return {"value": "pong"}
+        if method == "daemon.status":
+            return {"value": self.info()}
+        if method == "daemon.stop":
+            self.stop()
+            return {"value": "stopping"}
+        if method not in METHODS or not callable(getattr(self.nav, method, None)):
+            raise _RpcError(METHOD_NOT_FOUND, f"unknown method `{method}`")
+        fn = getattr(self.nav, method)
+        if method != "index" and self.watching and not self.wait_fresh():
+            log.warning("answering %s before a pending re-index finished", method)
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        if isinstance(params, list):
+            args = params
+        elif isinstance(params, dict):
+            kwargs = dict(params)
+            extra = kwargs.pop("__args__", [])
+            if not isinstance(extra, list):
+                raise _RpcError(INVALID_PARAMS, "`__args__` must be a list")
+            args = extra
+        else:
+            raise _RpcError(INVALID_PARAMS, "params must be an array or an object")
+        try:
+            inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise _RpcError(INVALID_PARAMS, f"bad parameters for `{method}`: {exc}") from None
+        return encode(fn(*args, **kwargs))
+
+    def info(self) -> dict[str, Any]:
+        import resource
+
+        return {
+            "pid": os.getpid(),
+            "root": str(self.root),
+            "socket": str(self.paths.socket),
+            "uptime_s": round(time.time() - self.started_at, 1),
+            "requests": self.requests,
+            "watching": self.watching,
+            "idle_timeout_s": self.idle_timeout_s,
+            "last_sync_s": self.last_sync_s,
+            "syncs": self.syncs,
+            "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _error(req_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": req_id, "error": err}
+
+
+def _signal_ready(fd: int | None, word: str) -> None:
+    if fd is None:
+        return
+    try:
+        os.write(fd, (word + "\n").encode())
+        os.close(fd)
+    except OSError:
+        pass
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon) -> None:
+        self.nav_daemon = daemon
+        super().__init__(address, handler)
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        daemon = self.server.nav_daemon
+        while True:
+            try:
+                line = self.rfile.readline(64 * 1024 * 1024)
+            except OSError:
+                return
+            if not line:
+                return
+            if not line.strip():
+                continue
+            reply = daemon.handle(line)
+            if reply is None:
+                continue
+            try:
+                self.wfile.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+                self.wfile.flush()
+            except OSError:
+                return
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m navigator.daemon", description="Run nav's daemon for ROOT.")
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S)
+    ap.add_argument("--no-watch", action="store_true")
+    ap.add_argument("--ready-fd", type=int, default=None)
+    args = ap.parse_args(argv)
+    paths: DaemonPaths = daemon_paths(args.root.resolve())
+    paths.nav_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
+    )
+    daemon = Daemon(args.root, idle_timeout_s=args.idle_timeout, watch=not args.no_watch)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    signal.signal(signal.SIGINT, lambda *_: daemon.stop())
+    return daemon.serve(args.ready_fd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -1,0 +1,37 @@
+"""Where a root's daemon keeps its socket, lock, log and info file. Pure; light to import."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+NAV_DIR = ".nav"
+# sun_path holds 108 bytes on Linux; leave room for the terminating NUL.
+_MAX_SOCKET_PATH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonPaths:
+    nav_dir: Path
+    socket: Path
+    lock: Path
+    log: Path
+    info: Path
+
+
+def daemon_paths(root: Path) -> DaemonPaths:
+    nav_dir = root / NAV_DIR
+    sock = nav_dir / "daemon.sock"
+    if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
+        digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
+        sock = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}-{digest}.sock"
+    return DaemonPaths(
+        nav_dir=nav_dir,
+        socket=sock,
+        lock=nav_dir / "daemon.lock",
+        log=nav_dir / "daemon.log",
+        info=nav_dir / "daemon.json",
+    )

@@ -1,0 +1,180 @@
+"""The warm daemon end to end: real processes, a real socket, the real watcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from navigator.api import Navigator
+from navigator.client import DaemonClient, start_daemon
+from navigator.paths import daemon_paths
+from storage.errors import SymbolNotFoundError, UsageError
+
+FILES = {
+    "orders.py": """\
+        class Order:
+            def total(self) -> int:
+                return 0
+
+
+        def create_sales_order(customer: str) -> Order:
+            return Order()
+        """,
+}
+
+
+def daemon_pid(root: Path) -> int:
+    return int(json.loads(daemon_paths(root).info.read_text())["pid"])
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie (our own child, not yet reaped) also counts as gone
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().split(")")[-1].split()[0] == "Z"
+
+
+@pytest.fixture
+def root(make_repo: Callable[[dict[str, str]], Path]) -> Iterator[Path]:
+    r = make_repo(FILES).resolve()
+    yield r
+    info = daemon_paths(r).info
+    if info.exists():  # never leave a daemon behind
+        try:
+            os.kill(daemon_pid(r), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+@pytest.fixture
+def client(root: Path) -> Iterator[DaemonClient]:
+    c = DaemonClient(root)
+    yield c
+    c.stop()
+
+
+def test_autostart_answers_like_the_api(root: Path, client: DaemonClient) -> None:
+    remote = client.definitions("create_sales_order")
+    local = Navigator(root, index_dir=root / ".nav-local").definitions("create_sales_order")
+    assert remote.items == local.items
+    assert client.outline("orders.py").items == Navigator(root, index_dir=root / ".nav-local").outline("orders.py").items
+    assert client.daemon_status()["pid"] == daemon_pid(root)
+
+
+def test_errors_cross_the_socket_as_the_same_exceptions(client: DaemonClient) -> None:
+    with pytest.raises(SymbolNotFoundError) as info:
+        client.definitions("create_sales_ordr")
+    assert info.value.suggestions and "create_sales_order" in info.value.suggestions[0]
+    with pytest.raises(UsageError, match="bad parameters for `definitions`"):
+        client.definitions("a", "b", "c")
+
+
+def test_malformed_requests_do_not_kill_the_daemon(root: Path, client: DaemonClient) -> None:
+    client.connect()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(daemon_paths(root).socket))
+    f = sock.makefile("rwb")
+    replies = []
+    for raw in (b"{not json\n", b"[1, 2]\n", b'{"jsonrpc": "2.0", "id": 7, "method": "rm_rf"}\n'):
+        f.write(raw)
+        f.flush()
+        replies.append(json.loads(f.readline()))
+    f.close()
+    sock.close()
+    assert [r["error"]["code"] for r in replies] == [-32700, -32600, -32601]
+    assert "unknown method `rm_rf`" in replies[2]["error"]["message"]
+    assert client.definitions("Order").items[0].name == "Order"
+
+
+def wait_for_sync(client: DaemonClient, after: int) -> None:
+    """Wait for the event "the watcher re-indexed" (the daemon's sync counter moves)."""
+    deadline = time.monotonic() + 20
+    while client.daemon_status()["syncs"] <= after:
+        assert time.monotonic() < deadline, "the watcher never re-indexed"
+        time.sleep(0.02)  # polling the daemon's own counter over RPC, bounded
+
+
+def test_watcher_makes_edits_visible(root: Path, client: DaemonClient) -> None:
+    assert client.definitions("Order").items
+    assert client.daemon_status()["watching"]
+    syncs = client.daemon_status()["syncs"]
+    (root / "billing.py").write_text("def invoice():\n    return 1\n")
+    wait_for_sync(client, syncs)
+    assert client.definitions("invoice").items[0].path == "billing.py"
+    syncs = client.daemon_status()["syncs"]
+    (root / "billing.py").unlink()
+    wait_for_sync(client, syncs)
+    with pytest.raises(SymbolNotFoundError):
+        client.definitions("invoice")
+
+
+def test_kill_9_then_the_next_call_recovers(root: Path, client: DaemonClient) -> None:
+    assert client.definitions("Order").items
+    pid = daemon_pid(root)
+    os.kill(pid, signal.SIGKILL)
+    assert daemon_paths(root).socket.exists()  # stale socket left behind
+    assert client.definitions("Order").items[0].name == "Order"
+    assert daemon_pid(root) != pid
+
+
+def test_two_starters_at_once_share_one_daemon(root: Path) -> None:
+    words: list[str] = []
+    threads = [threading.Thread(target=lambda: words.append(start_daemon(root))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(words) == ["busy", "ready"]
+    clients = [DaemonClient(root) for _ in range(2)]
+    results: list[object] = []
+
+    def ask(c: DaemonClient) -> None:
+        results.append(c.symbols("order").items[0].name)
+
+    threads = [threading.Thread(target=ask, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["Order", "Order"]
+    assert clients[0].daemon_status()["pid"] == clients[1].daemon_status()["pid"]
+    assert clients[0].stop()
+    clients[1].close()
+    assert not clients[1].stop()  # already gone, and stop() never starts one
+
+
+def test_idle_timeout_exits_and_cleans_up(root: Path) -> None:
+    paths = daemon_paths(root)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "navigator.daemon", str(root), "--idle-timeout", "1", "--no-watch"],
+        cwd=Path(__file__).parent.parent,
+    )
+    assert proc.wait(timeout=30) == 0
+    assert not paths.socket.exists() and not paths.info.exists()
+
+
+def test_cli_uses_the_daemon(root: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    nav = [sys.executable, "-m", "navigator.cli", "-C", str(root)]
+    first = subprocess.run([*nav, "def", "Order.total"], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.startswith("orders.py:2:9")
+    subprocess.run([*nav, "def", "Order"], env=env, capture_output=True, text=True, check=True)
+    status = subprocess.run([*nav, "daemon", "status", "--json"], env=env, capture_output=True, text=True)
+    assert json.loads(status.stdout)["requests"] >= 3
+    missing = subprocess.run([*nav, "def", "Ordr"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 4 and "did you mean `Order`" in missing.stderr
+    stop = subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True, text=True)
+    assert stop.stdout.strip() == "daemon stopped"
