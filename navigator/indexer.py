@@ -226,16 +226,16 @@ def index_root(
 
     store.set_meta("last_run_state", "complete")
     store.set_meta("last_run_finished_at", str(time.time()))
-    stats = store.stats()
+    n_files, n_symbols, n_chunks = store.counts()
     return IndexReport(
         added=tuple(sorted(added)),
         updated=tuple(sorted(updated)),
         removed=tuple(removed),
         unchanged=unchanged,
         skipped=tuple(skipped),
-        files=stats.files,
-        symbols=stats.symbols,
-        chunks=stats.chunks,
+        files=n_files,
+        symbols=n_symbols,
+        chunks=n_chunks,
         seconds=time.perf_counter() - started,
     )
 

@@ -56,9 +56,11 @@ BINARY_EXTENSIONS: frozenset[str] = frozenset(
         ".dylib", ".a", ".o", ".obj", ".exe", ".bin", ".pyc", ".pyo", ".whl", ".egg", ".db",
         ".sqlite", ".sqlite3", ".woff", ".woff2", ".ttf", ".otf", ".eot", ".mp3", ".mp4",
         ".wav", ".ogg", ".flac", ".mov", ".avi", ".mkv", ".npy", ".npz", ".pkl", ".pt", ".onnx",
-        ".safetensors", ".parquet", ".lock", ".min.js", ".map",
+        ".safetensors", ".parquet", ".lock", ".map",
     }
 )  # fmt: skip
+# Compound suffixes checked by endswith (few, so cheap).
+BINARY_SUFFIXES: tuple[str, ...] = (".min.js", ".min.css")
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 
@@ -86,9 +88,11 @@ class WalkOptions:
     extra_ignores: tuple[str, ...] = ()
 
 
-def _load_spec(directory: str) -> pathspec.PathSpec | None:
+def _load_spec(directory: str, names: set[str]) -> pathspec.PathSpec | None:
     lines: list[str] = []
     for name in (".gitignore", ".navignore"):
+        if name not in names:
+            continue
         p = os.path.join(directory, name)
         try:
             with open(p, encoding="utf-8", errors="replace") as fh:
@@ -144,14 +148,14 @@ def _walk_dir(
     result: WalkResult,
 ) -> Iterator[WalkedFile]:
     abs_dir = os.path.join(root, rel_dir) if rel_dir else root
-    spec = _load_spec(abs_dir)
-    if spec is not None:
-        specs = [*specs, (rel_dir, spec)]
     try:
         entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
     except OSError as exc:
         result.skipped.append((rel_dir or ".", f"unreadable directory: {exc.strerror}"))
         return
+    spec = _load_spec(abs_dir, {e.name for e in entries})
+    if spec is not None:
+        specs = [*specs, (rel_dir, spec)]
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
@@ -177,7 +181,7 @@ def _walk_dir(
         if _ignored(specs, rel, False):
             continue
         name = entry.name.lower()
-        if any(name.endswith(ext) for ext in BINARY_EXTENSIONS):
+        if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
             continue
         if st.st_size > opts.max_file_bytes:
             result.skipped.append(

@@ -422,6 +422,15 @@ class Store:
 
     # -- reads -----------------------------------------------------------------------------
 
+    def counts(self) -> tuple[int, int, int]:
+        """(files, symbols, chunks): cheap counts for reports (refs can be millions of rows)."""
+        c = self.conn
+        return (
+            int(c.execute("SELECT count(*) FROM files").fetchone()[0]),
+            int(c.execute("SELECT count(*) FROM symbols").fetchone()[0]),
+            int(c.execute("SELECT count(*) FROM chunks").fetchone()[0]),
+        )
+
     def stats(self) -> StoreStats:
         c = self.conn
 
