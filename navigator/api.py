@@ -26,7 +26,16 @@ from typing import TYPE_CHECKING
 
 from navigator.config import Config, load_config
 from navigator.indexer import ProgressFn, index_root, stale_count
-from navigator.results import IndexReport, OutlineEntry, Response, SearchHit, Status, Symbol
+from navigator.results import (
+    IndexReport,
+    MapEntry,
+    OutlineEntry,
+    RepoMap,
+    Response,
+    SearchHit,
+    Status,
+    Symbol,
+)
 from navigator.walk import WalkOptions
 from storage.db import Store, SymbolRow
 
@@ -420,6 +429,12 @@ class Navigator:
         """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
         return self._searcher().sync(budget_s=budget_s, progress=progress)
 
+    def repo_map(self, *, tokens: int = 1024) -> RepoMap:
+        """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 16:
+            raise UsageError(f"tokens must be an integer of at least 16, got {tokens!r}")
+        return _repo_map(self, tokens)
+
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""
         started = time.perf_counter()
@@ -441,6 +456,42 @@ class Navigator:
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             notes=self._notes(),
         )
+
+
+def _repo_map(nav: Navigator, tokens: int) -> RepoMap:
+    from navigator.repomap import Definition, rank_definitions, render
+
+    started = time.perf_counter()
+    store = nav._fresh()
+    rows = store.symbols_where("s.kind != 'field'", (), limit=10_000_000)
+    by_key = {r.id: r for r in rows}
+    defs = [
+        Definition(
+            key=r.id,
+            name=r.definition.name,
+            path=r.definition.path,
+            line=r.definition.name_span.start_line,
+            signature=r.definition.signature,
+            kind=r.definition.kind,
+            qualified_name=r.definition.qualified_name,
+            container=r.definition.container,
+        )
+        for r in rows
+    ]
+    counts = store.conn.execute(
+        "SELECT f.path, r.name, count(*) FROM refs r JOIN files f ON f.id = r.file_id GROUP BY r.file_id, r.name"
+    ).fetchall()
+    ranked = rank_definitions(defs, counts)
+    text, chosen = render(ranked, tokens=tokens)
+    scores = {d.key: s for s, d in ranked}
+    entries = tuple(MapEntry(symbol=to_symbol(by_key[d.key]), score=round(scores[d.key], 6)) for d in chosen)
+    return RepoMap(
+        text=text,
+        entries=entries,
+        tokens=tokens,
+        total_symbols=len(defs),
+        elapsed_ms=(time.perf_counter() - started) * 1e3,
+    )
 
 
 def _subsequence(needle: str, hay: str) -> bool:

@@ -290,6 +290,25 @@ def outline(obj: Ctx, file: str, as_json: bool) -> None:
     echo_incomplete(resp)
 
 
+@main.command("map")
+@click.option("--tokens", type=click.IntRange(min=16), default=1024, show_default=True, help="Token budget.")
+@json_option
+@click.pass_obj
+@handle_errors
+def map_(obj: Ctx, tokens: int, as_json: bool) -> None:
+    """The most important symbols' signatures (PageRank over references), fitted to --tokens."""
+    result = obj.nav().repo_map(tokens=tokens)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(result.text)
+    click.secho(
+        f"({len(result.entries)} of {result.total_symbols} symbols, ~{result.tokens} tokens)",
+        fg="bright_black",
+        err=True,
+    )
+
+
 @main.group()
 def daemon() -> None:
     """Manage the root's warm daemon (the CLI starts it on first use)."""

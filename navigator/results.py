@@ -121,6 +121,24 @@ class Status:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class MapEntry:
+    symbol: Symbol
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RepoMap:
+    """The most important symbols, ranked by PageRank over references, fitted to a token budget."""
+
+    text: str
+    entries: tuple[MapEntry, ...]
+    tokens: int
+    """The budget asked for; ``text`` fits within it (about four characters a token)."""
+    total_symbols: int
+    elapsed_ms: float = 0.0
+
+
 def to_data(obj: Any) -> Any:
     """Convert result objects (dataclasses, tuples, dicts) to plain JSON-able data."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
