@@ -228,8 +228,10 @@ class ServerPool:
         if loop is not None and loop.is_running():
 
             async def stop_all() -> None:
-                for task in self._starting.values():
+                starting = list(self._starting.values())
+                for task in starting:
                     task.cancel()
+                await asyncio.gather(*starting, return_exceptions=True)
                 await asyncio.gather(*(s.stop() for s in sessions), return_exceptions=True)
 
             try:
@@ -239,6 +241,8 @@ class ServerPool:
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5.0)
+            if not loop.is_running():
+                loop.close()
         for session in sessions:
             session.kill()
 
@@ -262,6 +266,7 @@ class ServerPool:
             lived = time.monotonic() - session.started_at
             crashes.count = 1 if lived > 120.0 else crashes.count + 1
             crashes.last = time.monotonic()
+            await session.stop()  # already dead: this only releases its pipes
             session = None
         if session is not None:
             return session
@@ -291,6 +296,7 @@ class ServerPool:
                 await asyncio.wait_for(session.start(), self.start_timeout_s)
             except BaseException:
                 session.kill()
+                await asyncio.shield(session.stop())
                 raise
             self._sessions[key] = session
             return session

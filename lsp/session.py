@@ -258,11 +258,15 @@ class ServerSession:
             for task in list(handler.tasks.values()):
                 task.cancel()
             handler.tasks = {}
-        if self._watch is not None and handler is not None and handler.process is not None:
+        proc = handler.process if handler is not None else None
+        if self._watch is not None and proc is not None:
             try:
                 await asyncio.wait_for(self.exited.wait(), timeout=5.0)
             except asyncio.TimeoutError:
                 log.warning("%s (pid %s) did not exit after SIGKILL", self.definition.name, self.pid)
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()  # the pipes; asyncio warns about a transport left open
 
     def kill(self) -> None:
         """SIGKILL the server's whole process group (sync; safe to call from atexit)."""

@@ -1,0 +1,148 @@
+"""Name → position resolution and the exact service's pure parts, over a fake symbol table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from navigator.exact import ExactNavigator, enclosing_symbol, parse_position, resolve_targets
+from lsp.pool import LspAnswer, Operation, Position
+from storage.db import RefRow, SymbolRow
+from storage.errors import SymbolNotFoundError, UsageError
+from storage.model import Span, SymbolDef
+
+
+def row(i: int, name: str, qn: str, kind: str, path: str, start: int, end: int, col: int = 5) -> SymbolRow:
+    return SymbolRow(
+        id=i,
+        definition=SymbolDef(
+            name=name, qualified_name=qn, kind=kind, path=path, language="python",
+            span=Span(start, 1, end, 1), name_span=Span(start, col, start, col + len(name)), signature="",
+        ),
+    )  # fmt: skip
+
+
+ROWS = [
+    row(1, "Order", "Order", "class", "orders/models.py", 1, 9, col=7),
+    row(2, "total", "Order.total", "method", "orders/models.py", 5, 6, col=9),
+    row(3, "total", "total", "function", "orders/reports.py", 1, 2),
+]
+
+
+class FakeTable:
+    def resolve(self, name: str) -> list[SymbolRow]:
+        if "." in name:
+            return [r for r in ROWS if r.definition.qualified_name.endswith(name)]
+        return [r for r in ROWS if r.definition.name == name]
+
+    def suggestions(self, name: str) -> list[str]:
+        return ["`total` (orders/reports.py:1)"] if name.startswith("tot") else []
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        return [r for r in ROWS if r.definition.path == path]
+
+    def refs_by_name(self, name: str) -> list[RefRow]:
+        return [RefRow("orders/reports.py", "total", 1, 5, 10), RefRow("orders/app.py", "total", 2, 7, 12)]
+
+    def file_language(self, path: str) -> str | None:
+        return "python"
+
+
+class NoServerPool:
+    """Stands in for ServerPool: answers like a language with no server installed."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Operation, list[Position]]] = []
+
+    def query(self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float) -> LspAnswer:
+        self.calls.append((language, op, list(positions)))
+        return LspAnswer(complete=False, reason=f"no server for {language} installed", answered=False)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "orders").mkdir()
+    (tmp_path / "orders/models.py").write_text(
+        "class Order:\n    x = 1\n\n\n    def total(self):\n        return 1\n\n\n\n"
+    )
+    (tmp_path / "orders/reports.py").write_text("def total(v):\n    return v\n")
+    (tmp_path / "orders/app.py").write_text("import x\nprint(total([1]))  # total\n")
+    return tmp_path
+
+
+def test_plain_name_gives_every_definition(root: Path) -> None:
+    targets = resolve_targets("total", FakeTable(), root)
+    assert [(t.path, t.line, t.col, t.qualified_name) for t in targets] == [
+        ("orders/models.py", 5, 9, "Order.total"),
+        ("orders/reports.py", 1, 5, "total"),
+    ]
+
+
+def test_qualified_name_is_precise(root: Path) -> None:
+    assert [t.qualified_name for t in resolve_targets("Order.total", FakeTable(), root)] == ["Order.total"]
+
+
+def test_unknown_name_names_it_with_suggestions(root: Path) -> None:
+    with pytest.raises(SymbolNotFoundError) as info:
+        resolve_targets("totl", FakeTable(), root)
+    assert "`totl`" in str(info.value) and "orders/reports.py:1" in str(info.value)
+
+
+def test_explicit_position(root: Path) -> None:
+    [t] = resolve_targets("orders/app.py:2:7", FakeTable(), root)
+    assert (t.path, t.line, t.col, t.name, t.language) == ("orders/app.py", 2, 7, "total", "python")
+
+
+@pytest.mark.parametrize(
+    "query,message",
+    [("orders/app.py:99:1", "line 99 is outside"), ("orders/app.py:2:500", "column 500 is outside"),
+     ("orders/nope.py:1:1", "no file")],
+)  # fmt: skip
+def test_bad_positions_are_clear_errors(root: Path, query: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        resolve_targets(query, FakeTable(), root)
+
+
+def test_parse_position() -> None:
+    assert parse_position("a/b.py:3:4") == ("a/b.py", 3, 4)
+    assert parse_position("a/b.py:3") == ("a/b.py", 3, None)
+    assert parse_position("Order.total") is None
+
+
+def test_enclosing_symbol_is_innermost() -> None:
+    found = enclosing_symbol(ROWS, 5)
+    assert found is not None and found.definition.qualified_name == "Order.total"
+    assert enclosing_symbol(ROWS, 50) is None
+
+
+def test_no_server_falls_back_to_syntax_marked_approximate(root: Path) -> None:
+    pool = NoServerPool()
+    exact = ExactNavigator(root, FakeTable(), pool=pool)  # type: ignore[arg-type]
+    resp = exact.references("total", deadline_s=5)
+    assert not resp.complete and "no server" in (resp.reason or "") and "approximate" in (resp.reason or "")
+    assert resp.source == "syntax"
+    assert {h.provenance for h in resp.items} == {("syntax",)}
+    assert [(h.path, h.line, h.is_definition) for h in resp.items] == [
+        ("orders/app.py", 2, False),
+        ("orders/reports.py", 1, True),
+    ]
+    # the server was asked at each definition's name, in LSP coordinates
+    assert [(p.line, p.character) for p in pool.calls[0][2]] == [(4, 8), (0, 4)]
+
+
+def test_limit_is_reported(root: Path) -> None:
+    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())  # type: ignore[arg-type]
+    resp = exact.references("total", deadline_s=5, limit=1)
+    assert len(resp.items) == 1 and "limit reached" in (resp.reason or "")
+
+
+def test_bad_options_are_usage_errors(root: Path) -> None:
+    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="deadline"):
+        exact.references("total", deadline_s=0)
+    with pytest.raises(UsageError, match="limit"):
+        exact.references("total", limit=0)
