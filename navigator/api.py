@@ -40,6 +40,9 @@ from navigator.walk import WalkOptions
 from storage.db import Store, SymbolRow
 
 if TYPE_CHECKING:
+    from lsp.registry import Availability
+    from navigator.exact import ExactNavigator, HoverInfo
+    from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
 from storage.errors import (
     FileNotInIndexError,
@@ -138,6 +141,10 @@ class Navigator:
 
     def close(self) -> None:
         with self._lock:
+            exact = getattr(self, "_exact", None)
+            if exact is not None:
+                exact.close()
+                self._exact = None
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -434,6 +441,50 @@ class Navigator:
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 16:
             raise UsageError(f"tokens must be an integer of at least 16, got {tokens!r}")
         return _repo_map(self, tokens)
+
+    # -- exact navigation (language servers; navigator/exact.py) ----------------------------
+
+    @property
+    def exact(self) -> ExactNavigator:
+        """The exact leg: warm language servers for this root (started lazily)."""
+        with self._lock:
+            exact: ExactNavigator | None = getattr(self, "_exact", None)
+            if exact is None:
+                from navigator.exact import ExactNavigator, NavigatorTable
+
+                exact = ExactNavigator(self.root, NavigatorTable(self))
+                self._exact = exact
+            return exact
+
+    def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
+        """Where ``target`` (a name or ``path:line:col``) is defined, as its language server says."""
+        return self.exact.definition(target, deadline_s=deadline_s)
+
+    def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        """Every reference to ``target`` (name or ``path:line:col``), definitions marked."""
+        return self.exact.references(target, deadline_s=deadline_s, limit=limit)
+
+    def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        """Call sites of ``target`` (LSP incoming calls)."""
+        return self.exact.callers(target, deadline_s=deadline_s, limit=limit)
+
+    def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
+        return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
+
+    def implementations(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        """Implementations of an interface, abstract method or base class."""
+        return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
+
+    def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
+        """The language server's hover text (signature, type, docs) for ``target``."""
+        return self.exact.hover(target, deadline_s=deadline_s)
+
+    def doctor(self) -> Response[Availability]:
+        """Per language: server found?, version, and the command that installs what is missing."""
+        from navigator.exact import doctor
+
+        return doctor()
 
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""
