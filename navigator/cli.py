@@ -412,6 +412,91 @@ def search(obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], lang
     echo_incomplete(resp)
 
 
+# -- exact navigation: language servers (navigator/exact.py) -------------------------------
+
+deadline_option = click.option(
+    "--deadline", "deadline_s", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+    help="Seconds to wait for the language server (a cold start included).",
+)  # fmt: skip
+limit_option = click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="At most this many hits.")
+
+
+def format_hit(hit: Any) -> str:
+    where = click.style(f"{hit.path}:{hit.line}:{hit.col}", fg="cyan")
+    mark = click.style("def ", fg="green") if hit.is_definition else "    "
+    via = "" if hit.provenance == ("lsp",) else click.style(f" [{','.join(hit.provenance)}]", fg="yellow")
+    symbol = click.style(hit.symbol or "<module>", fg="bright_black")
+    return f"{where}  {mark}{symbol}  {hit.code}{via}"
+
+
+def _hits_command(verb: str, name: str, doc: str) -> None:
+    @main.command(name, help=doc)
+    @click.argument("target")
+    @deadline_option
+    @limit_option
+    @json_option
+    @click.pass_obj
+    @handle_errors
+    def command(obj: Ctx, target: str, deadline_s: float, limit: int | None, as_json: bool) -> None:
+        resp = getattr(obj.nav(), verb)(target, deadline_s=deadline_s, limit=limit)
+        if as_json:
+            echo_json(resp)
+            return
+        for hit in resp.items:
+            click.echo(format_hit(hit))
+        if not resp.items:
+            click.secho(f"no {name} for `{target}`", fg="yellow", err=True)
+        echo_incomplete(resp)
+
+
+_hits_command("references", "refs", "Every reference to TARGET (a name, `Order.create`, or path:line:col).")
+_hits_command("callers", "callers", "Call sites of TARGET (language server call hierarchy).")
+_hits_command("callees", "callees", "What TARGET calls (language server call hierarchy).")
+_hits_command("implementations", "impl", "Implementations of TARGET (an interface, abstract method, base class).")
+
+
+@main.command()
+@click.argument("target")
+@deadline_option
+@json_option
+@click.pass_obj
+@handle_errors
+def hover(obj: Ctx, target: str, deadline_s: float, as_json: bool) -> None:
+    """The language server's signature, type and docs for TARGET."""
+    resp = obj.nav().hover(target, deadline_s=deadline_s)
+    if as_json:
+        echo_json(resp)
+        return
+    for item in resp.items:
+        click.echo(click.style(f"{item.path}:{item.line}:{item.col}", fg="cyan"))
+        click.echo(item.text)
+    echo_incomplete(resp)
+
+
+@main.command()
+@json_option
+@click.pass_obj
+@handle_errors
+def doctor(obj: Ctx, as_json: bool) -> None:
+    """Which language servers are installed, their versions, and how to add the missing ones."""
+    from navigator.exact import doctor as run_doctor
+
+    resp = run_doctor()
+    if as_json:
+        echo_json(resp)
+        return
+    for a in resp.items:
+        status = click.style("ok     ", fg="green") if a.found else click.style("missing", fg="red")
+        line = f"{a.language:<11} {status} {a.server or '-'}"
+        if a.found:
+            line += f"  {a.version or ''}  ({a.path})"
+        click.echo(line)
+        if a.reason:
+            click.echo(f"            {a.reason}")
+        if a.install:
+            click.echo(f"            install: {a.install}")
+
+
 def run() -> None:  # pragma: no cover - console-script entry
     try:
         main(prog_name="nav")
