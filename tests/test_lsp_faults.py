@@ -1,0 +1,52 @@
+"""A server that hangs cannot hang nav: the deadline answers, and nothing is left running."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import lsp.registry as registry
+from lsp.pool import Position, ServerPool
+
+HANGING = Path(__file__).parent / "lsp_workspaces" / "hanging_server.py"
+
+
+class HangingServer(registry.ServerDefinition):
+    name = "hanging"
+    key = "python"
+    languages = frozenset({"python"})
+    extensions = frozenset({".py"})
+    binaries = ()
+    install = "-"
+
+    def locate(self) -> str | None:
+        return sys.executable
+
+    def launch(self, root: Path, binary: str) -> registry.Launch:
+        return registry.Launch(cmd=(binary, str(HANGING)), cwd=str(root))
+
+
+def test_hanging_server_answers_incomplete_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.SERVERS, "python", (HangingServer,))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    with ServerPool() as pool:
+        started = time.monotonic()
+        answer = pool.query(tmp_path, "python", "references", [Position(str(tmp_path / "a.py"), 0, 0)], deadline_s=1.0)
+        assert time.monotonic() - started < 10
+        assert not answer.complete and answer.reason == "deadline reached" and not answer.answered
+        info = pool.session_info(tmp_path, "python")
+        assert info and info["alive"]
+        pid = info["pid"]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the pool's close() killed its process group
+
+
+def test_missing_server_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry.Gopls, "locate", lambda self: None)
+    with ServerPool() as pool:
+        answer = pool.query(tmp_path, "go", "references", [Position(str(tmp_path / "x.go"), 0, 0)], deadline_s=2.0)
+    assert not answer.answered and "apt-get install -y golang-go gopls" in (answer.reason or "")
