@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from navigator.config import Config, load_config
 from navigator.indexer import ProgressFn, index_root, stale_count
 from navigator.results import (
+    Found,
     IndexReport,
     MapEntry,
     OutlineEntry,
@@ -435,6 +436,16 @@ class Navigator:
     def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
         """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
         return self._searcher().sync(budget_s=budget_s, progress=progress)
+
+    def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
+        """Answer anything: a name goes to the exact leg, a ``path:line:col`` to the position,
+        prose to search, and prose naming identifiers to both, fused by RRF (k = 60).
+
+        The response's ``source`` is ``router:<route>`` and its first note says why.
+        """
+        from navigator.find import run_query
+
+        return run_query(self, text, limit=limit, deadline_s=deadline_s)
 
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""

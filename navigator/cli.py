@@ -290,6 +290,44 @@ def outline(obj: Ctx, file: str, as_json: bool) -> None:
     echo_incomplete(resp)
 
 
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--deadline", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds.")
+@json_option
+@click.pass_obj
+@handle_errors
+def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json: bool) -> None:
+    """Answer QUERY: a name, a path:line:col, or a question; legs fused with RRF."""
+    resp = obj.nav().query(" ".join(query), limit=limit, deadline_s=deadline)
+    if as_json:
+        echo_json(resp)
+        return
+    for f in resp.items:
+        where = click.style(f"{f.path}:{f.line}:{f.col}", fg="cyan")
+        kind = click.style(f"{f.kind:<10}", fg="yellow")
+        legs = ", ".join(f"{k}#{v}" for k, v in sorted(f.ranks.items(), key=lambda kv: kv[1]))
+        name = click.style(f.symbol or "", bold=True)
+        click.echo(f"{where}  {kind} {name}  {click.style('[' + legs + ']', fg='bright_black')}")
+        click.echo(f"    {f.code}")
+    for note in resp.notes[:1]:
+        click.secho(note, fg="bright_black", err=True)
+    if not resp.complete:
+        click.secho(f"(incomplete: {resp.reason})", fg="yellow", err=True)
+    for note in resp.notes[1:]:
+        click.secho(f"note: {note}", fg="yellow", err=True)
+
+
+@main.command()
+@click.pass_obj
+@handle_errors
+def mcp(obj: Ctx) -> None:
+    """Serve nav's verbs as MCP tools over stdio (find, refs, def, callers, search, outline, map)."""
+    from navigator.mcp_server import serve_stdio
+
+    serve_stdio(obj.nav())
+
+
 @main.command("map")
 @click.option("--tokens", type=click.IntRange(min=16), default=1024, show_default=True, help="Token budget.")
 @json_option

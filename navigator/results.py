@@ -122,6 +122,26 @@ class Status:
 
 
 @dataclass(frozen=True, slots=True)
+class Found:
+    """One answer of :meth:`Navigator.query`: a definition, a reference or a chunk of code."""
+
+    path: str
+    line: int
+    col: int
+    end_line: int
+    kind: str
+    """``definition``, ``reference`` or ``code`` (a search chunk)."""
+    code: str
+    """The line of code at ``line`` (a chunk's first line for ``code``)."""
+    symbol: str | None
+    score: float
+    """Reciprocal-rank-fusion score: the sum of 1 / (60 + rank) over the legs that found it."""
+    ranks: dict[str, int] = field(default_factory=dict)
+    """Which legs found it, at what 1-based rank: ``lsp``, ``syntax``, ``symbols``, ``search``."""
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MapEntry:
     symbol: Symbol
     score: float

@@ -1,0 +1,144 @@
+"""``Navigator.query``: route a query, run the legs it needs, fuse them with RRF (k = 60).
+
+Kept apart from the facade so the facade stays a list of verbs. The exact leg is the
+symbol table plus the language server's references; the semantic leg is the fused
+search of :mod:`navigator.search`. Every hit keeps the rank each leg gave it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from navigator.results import Found, Hit, Response, SearchHit, Symbol
+from navigator.router import Route, classify
+from storage.errors import NavError, SymbolNotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from navigator.api import Navigator
+
+RRF_K = 60
+LEG_DEPTH = 50
+
+Key = tuple[str, int]
+
+
+def rrf(legs: dict[str, Sequence[Key]], *, k: int = RRF_K) -> dict[Key, tuple[float, dict[str, int]]]:
+    """Reciprocal rank fusion over keyed result lists: key -> (Σ 1/(k + rank), {leg: rank})."""
+    fused: dict[Key, tuple[float, dict[str, int]]] = {}
+    for leg, keys in legs.items():
+        rank = 0
+        seen: set[Key] = set()
+        for key in keys:
+            if key in seen:
+                continue
+            seen.add(key)
+            rank += 1
+            score, ranks = fused.get(key, (0.0, {}))
+            fused[key] = (score + 1.0 / (k + rank), {**ranks, leg: rank})
+    return fused
+
+
+def _from_symbol(s: Symbol) -> Found:
+    return Found(s.path, s.line, s.col, s.end_line, "definition", s.signature, s.qualified_name, 0.0, {}, s.signature)
+
+
+def _from_hit(h: Hit) -> Found:
+    return Found(
+        h.path, h.line, h.col, h.end_line, "definition" if h.is_definition else "reference", h.code, h.symbol, 0.0
+    )
+
+
+def _from_chunk(c: SearchHit) -> Found:
+    first = next((ln.strip() for ln in c.snippet.splitlines() if ln.strip()), "")
+    return Found(c.path, c.start_line, 1, c.end_line, "code", first, c.symbol, 0.0, {}, c.signature)
+
+
+def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise UsageError(f"limit must be a positive integer, got {limit!r}")
+    started = time.perf_counter()
+    route = classify(text)
+    legs: dict[str, list[Key]] = {}
+    found: dict[Key, Found] = {}
+    reasons: list[str] = []
+    notes: list[str] = [f"routed {route.describe()}"]
+    complete = True
+
+    def add(leg: str, item: Found) -> None:
+        key = (item.path, item.line)
+        legs.setdefault(leg, []).append(key)
+        found.setdefault(key, item)
+
+    def absorb(resp: Response[Any]) -> None:
+        nonlocal complete
+        if not resp.complete:
+            complete = False
+            if resp.reason:
+                reasons.append(resp.reason)
+        notes.extend(n for n in resp.notes if n not in notes)
+
+    def exact(name: str) -> None:
+        try:
+            defs = nav.definitions(name)
+        except SymbolNotFoundError as err:
+            notes.append(str(err))
+            return
+        for s in defs.items:
+            add("symbols", _from_symbol(s))
+        refs = getattr(nav, "references", None)
+        if refs is None:
+            return
+        resp = refs(name, deadline_s=deadline_s, limit=LEG_DEPTH * 4)
+        absorb(resp)
+        for h in resp.items:
+            add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
+
+    if route.kind == "position":
+        refs = getattr(nav, "references", None)
+        if refs is None:
+            raise UsageError("position queries need the exact-navigation leg, which is not available")
+        resp = refs(text.strip(), deadline_s=deadline_s, limit=LEG_DEPTH * 4)
+        absorb(resp)
+        for h in resp.items:
+            add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
+    if route.kind in ("exact", "both"):
+        for name in route.identifiers:
+            exact(name)
+    if route.kind in ("semantic", "both") or (route.kind == "exact" and not found):
+        if route.kind == "exact":
+            notes.append("no exact match; showing search results")
+        try:
+            resp = nav.search(route.text.replace("`", ""), k=LEG_DEPTH)
+        except NavError as err:
+            complete = False
+            reasons.append(f"search unavailable: {err}")
+        else:
+            absorb(resp)
+            for c in resp.items:
+                add("search", _from_chunk(c))
+
+    fused = rrf(legs)
+    ordered = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    items = []
+    for key, (score, ranks) in ordered[:limit]:
+        base = found[key]
+        items.append(
+            Found(base.path, base.line, base.col, base.end_line, base.kind, base.code, base.symbol,
+                  round(score, 6), ranks, base.signature)  # fmt: skip
+        )
+    if len(ordered) > limit:
+        complete = False
+        reasons.append(f"limit reached: {len(ordered)} results, showing {limit}")
+    return Response(
+        items=tuple(items),
+        complete=complete,
+        reason="; ".join(dict.fromkeys(reasons)) or None,
+        source=f"router:{route.kind}",
+        elapsed_ms=(time.perf_counter() - started) * 1e3,
+        notes=tuple(notes),
+    )
+
+
+__all__ = ["Route", "rrf", "run_query"]

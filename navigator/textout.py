@@ -1,0 +1,65 @@
+"""Plain-text renderings of results, shared by the MCP tools (and anything without colour).
+
+Compact and bounded: at most ``limit`` lines of items, then one line saying how many
+more there were and whether the answer is complete.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from navigator.results import Hit, OutlineEntry, Response, SearchHit, Symbol
+
+
+def symbol_line(s: Symbol, indent: int = 0) -> str:
+    return f"{'  ' * indent}{s.path}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
+
+
+def hit_line(h: Hit) -> str:
+    tag = " [def]" if h.is_definition else ""
+    where = f"  in {h.symbol}" if h.symbol else ""
+    src = f"  [{', '.join(h.provenance)}]" if h.provenance else ""
+    return f"{h.path}:{h.line}:{h.col}{tag}{where}{src}\n    {h.code}"
+
+
+def search_line(h: SearchHit) -> str:
+    legs = ", ".join(f"{k}#{v}" for k, v in sorted(h.ranks.items(), key=lambda kv: kv[1]))
+    name = f"  {h.symbol}" if h.symbol else ""
+    first = h.snippet.strip().splitlines()[0] if h.snippet.strip() else ""
+    return f"{h.path}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
+
+
+def item_line(item: Any) -> str:
+    if isinstance(item, Symbol):
+        return symbol_line(item)
+    if isinstance(item, OutlineEntry):
+        return symbol_line(item.symbol, item.depth)
+    if isinstance(item, Hit):
+        return hit_line(item)
+    if isinstance(item, SearchHit):
+        return search_line(item)
+    text = getattr(item, "text", None) or getattr(item, "contents", None)
+    return str(text if text is not None else item)
+
+
+def render_response(resp: Response[Any], *, limit: int = 50) -> str:
+    """Items (shrunk to per-file counts when there are many more than ``limit``), then completeness."""
+    items = list(resp.items)
+    lines: list[str] = []
+    if len(items) > 3 * limit and all(hasattr(i, "path") for i in items):
+        per_file = Counter(str(i.path) for i in items)
+        lines.append(f"{len(items)} results in {len(per_file)} files (showing counts per file):")
+        lines.extend(f"{n:>5}  {p}" for p, n in per_file.most_common(limit))
+        if len(per_file) > limit:
+            lines.append(f"… and {len(per_file) - limit} more files")
+    else:
+        lines.extend(item_line(i) for i in items[:limit])
+        if len(items) > limit:
+            lines.append(f"… and {len(items) - limit} more (ask with a higher limit)")
+    if not items:
+        lines.append("no results")
+    if not resp.complete:
+        lines.append(f"(incomplete: {resp.reason})")
+    lines.extend(f"note: {n}" for n in resp.notes)
+    return "\n".join(lines)
