@@ -20,7 +20,8 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -104,6 +105,23 @@ def default_model_path() -> Path:
     if not (path / "config.json").exists():
         raise EmbedError(f"the default embedding model's files are missing under {path}")
     return path
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """No weight-loading progress bar on the user's terminal (restored afterwards)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        yield
+        return
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _normalize(vecs: npt.NDArray[Any]) -> Vectors:
