@@ -1,0 +1,150 @@
+"""Measure the exact leg on a real repository: completeness, cold start, warm latency, memory.
+
+    python bench/bench_refs.py [--corpus DIR] [--language python] [--n 40] [--seed 0]
+
+Default corpus: a copy of the installed ``requests`` package under bench/corpora/ (gitignored).
+
+- completeness: for N random functions/methods, the references ``Navigator.references(name)``
+  returns (name → symbol table → definition positions → server, merged) against the same
+  server asked directly at the definition position (a separate pool, no nav in between);
+  per function |api ∩ direct| / |direct|.
+- cold start: a new Navigator's first ``references`` call (server start + ready + answer).
+- warm ``refs`` latency p50/p95 through the API (name resolution and index freshness included).
+- server memory: RSS of the server's process tree after the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from lsp.pool import Position, ServerPool  # noqa: E402
+from lsp.positions import to_lsp  # noqa: E402
+from navigator.api import Navigator  # noqa: E402
+
+
+def default_corpus() -> Path:
+    import requests
+
+    src = Path(requests.__file__).parent
+    dst = HERE / "corpora" / "requests"
+    if not dst.exists():
+        shutil.copytree(src, dst / "requests", ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--language", default="python")
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "bench_refs.json")
+    args = ap.parse_args()
+    root = (args.corpus or default_corpus()).resolve()
+
+    nav = Navigator(root)
+    report = nav.index()
+    rows = [
+        r for r in nav.store.symbols_where("s.kind IN ('function', 'method') AND f.language = ?", (args.language,), limit=100_000)
+    ]
+    names_seen: set[str] = set()
+    picks = []
+    rng = random.Random(args.seed)
+    rng.shuffle(rows)
+    for r in rows:
+        q = r.definition.qualified_name
+        if q in names_seen or r.definition.name.startswith("__"):
+            continue
+        names_seen.add(q)
+        picks.append(r)
+        if len(picks) >= args.n:
+            break
+
+    # cold start through the API
+    t0 = time.perf_counter()
+    first = nav.references(picks[0].definition.qualified_name, deadline_s=120)
+    cold_s = time.perf_counter() - t0
+
+    direct_pool = ServerPool()
+    results = []
+    latencies = []
+    for r in picks:
+        d = r.definition
+        t = time.perf_counter()
+        resp = nav.references(d.qualified_name, deadline_s=60)
+        latencies.append((time.perf_counter() - t) * 1e3)
+        api = {(h.path, h.line, h.col) for h in resp.items if h.provenance == ("lsp",)}
+        text = (root / d.path).read_text(encoding="utf-8").splitlines()[d.name_span.start_line - 1]
+        line0, ch = to_lsp(text, d.name_span.start_line, d.name_span.start_col)
+        ans = direct_pool.query(root, args.language, "references", [Position(str(root / d.path), line0, ch)], deadline_s=60)
+        direct = set()
+        for loc in ans.locations:
+            rel = Path(loc.path).relative_to(root).as_posix()
+            lt = (root / rel).read_text(encoding="utf-8").splitlines()[loc.start_line]
+            from lsp.positions import from_lsp
+
+            direct.add((rel, *from_lsp(lt, loc.start_line, loc.start_character)))
+        recall = len(api & direct) / len(direct) if direct else 1.0
+        results.append({"name": d.qualified_name, "api": len(api), "direct": len(direct), "recall": recall,
+                        "complete": resp.complete, "reason": resp.reason})  # fmt: skip
+
+    # warm p50/p95 on a second pass (all servers warm, files open)
+    warm = []
+    for r in picks:
+        t = time.perf_counter()
+        nav.references(r.definition.qualified_name, deadline_s=60)
+        warm.append((time.perf_counter() - t) * 1e3)
+
+    info = nav.exact.pool.session_info(nav.root, args.language) or {}
+    rss = 0
+    if info.get("pid"):
+        proc = psutil.Process(info["pid"])
+        rss = sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+    direct_pool.close()
+    nav.close()
+
+    out = {
+        "corpus": str(root),
+        "files": report.files,
+        "language": args.language,
+        "functions": len(results),
+        "mean_recall_vs_direct": statistics.mean(x["recall"] for x in results),
+        "functions_100pct": sum(1 for x in results if x["recall"] == 1.0),
+        "incomplete_responses": sum(1 for x in results if not x["complete"]),
+        "cold_first_refs_s": round(cold_s, 2),
+        "cold_first_complete": first.complete,
+        "first_pass_ms_p50": round(statistics.median(latencies), 1),
+        "warm_refs_ms_p50": round(pct(warm, 0.5), 1),
+        "warm_refs_ms_p95": round(pct(warm, 0.95), 1),
+        "server_rss_mb": round(rss / 2**20, 1),
+        "server": info.get("server"),
+        "per_function": results,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1))
+    print(json.dumps({k: v for k, v in out.items() if k != "per_function"}, indent=1))
+    misses = [x for x in results if x["recall"] < 1.0]
+    for x in misses:
+        print("MISS", x)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
