@@ -319,6 +319,14 @@ def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json:
 
 
 @main.command()
+def lsp() -> None:
+    """Serve nav as a language server over stdio, for editors (workspace/symbol, definition, ...)."""
+    from navigator.editor import serve_stdio
+
+    serve_stdio()
+
+
+@main.command()
 @click.pass_obj
 @handle_errors
 def mcp(obj: Ctx) -> None:
