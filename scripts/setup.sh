@@ -20,6 +20,6 @@ echo "[setup] installing nav and its Python dependencies"
 "$VPY" -m pip install -q -e '.[servers,test]'
 if [ -f scripts/install-servers.sh ]; then
     echo "[setup] installing language servers"
-    bash scripts/install-servers.sh
+    bash scripts/install-servers.sh "$PWD/.venv"
 fi
 echo "[setup] done: $(.venv/bin/nav --version)"
