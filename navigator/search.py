@@ -102,6 +102,8 @@ class _Shared:
         self.model = model
         self.index: VectorIndex | None = None
         self.lock = threading.RLock()
+        self.synced: tuple[object, ...] | None = None
+        """(chunks signature, model id, vectors) of the last complete sync."""
 
 
 class SemanticSearch:
@@ -160,6 +162,13 @@ class SemanticSearch:
 
     # -- sync --------------------------------------------------------------------------------
 
+    def _signature(self) -> tuple[object, ...]:
+        """Cheap fingerprint of the chunks table: any index run that changes a file changes it."""
+        c = self.store.conn
+        chunks = c.execute("SELECT count(*), max(id), total(id) FROM chunks").fetchone()
+        files = c.execute("SELECT count(*), max(indexed_at) FROM files").fetchone()
+        return (*chunks, *files)
+
     def _chunk_keys(self) -> dict[int, str]:
         rows = self.store.conn.execute(
             "SELECT c.id, c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
@@ -195,6 +204,10 @@ class SemanticSearch:
             emb = self.embedder
             model_id = emb.model_id
             index = self._vector_index()
+            signature = self._signature()
+            if self._shared.synced == (signature, model_id, len(index)):
+                # Nothing changed since the last complete sync: skip reading every chunk.
+                return SyncReport(len(index), len(index), 0, 0, 0, time.perf_counter() - t0)
             keys = self._chunk_keys()
             have = index.items()
             stale = [i for i, k in have.items() if keys.get(i) != k]
@@ -213,6 +226,8 @@ class SemanticSearch:
                 index.maybe_go_approximate()
                 if save:
                     index.save(self.vectors_path)
+            complete = len(index) >= len(keys)
+            self._shared.synced = (signature, model_id, len(index)) if complete else None
             return SyncReport(
                 chunks=len(keys),
                 vectors=len(index),
