@@ -72,7 +72,14 @@ INTERNAL_ERROR = -32603
 class Daemon:
     """Owns the Navigator, the watcher, the socket server and the idle clock."""
 
-    def __init__(self, root: Path, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, watch: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        watch: bool = True,
+        embed: bool = True,
+    ) -> None:
         from navigator.api import Navigator
 
         self.root = root.resolve()
@@ -95,6 +102,11 @@ class Daemon:
         self.watch = watch
         self.last_sync_s: float | None = None
         self.syncs = 0
+        self.embed_background = embed
+        self._embed_wake = threading.Event()
+        self._embedder: threading.Thread | None = None
+        self.vectors: tuple[int, int] | None = None
+        """(chunks with a vector, chunks) after the last background embedding slice."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -121,6 +133,10 @@ class Daemon:
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
             threading.Thread(target=self._initial_index, name="nav-initial-index", daemon=True).start()
             threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True).start()
+            if self.embed_background:
+                self.nav.search_embed_budget_s = 0.0  # queries never wait for the model; this thread embeds
+                self._embedder = threading.Thread(target=self._embed_loop, name="nav-embed", daemon=True)
+                self._embedder.start()
             _signal_ready(ready_fd, "ready")
             log.info("serving %s on %s (pid %d)", self.root, self.paths.socket, os.getpid())
             self._server.serve_forever(poll_interval=0.2)
@@ -139,10 +155,13 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+        self._embed_wake.set()
         if self._server is not None:
             threading.Thread(target=self._server.shutdown, daemon=True).start()
 
     def _shutdown_parts(self) -> None:
+        if self._embedder is not None:
+            self._embedder.join(timeout=10)  # let a running slice finish and save its vectors
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -156,6 +175,30 @@ class Daemon:
             self._sync()
         except NavError as exc:
             log.warning("initial index failed: %s", exc)
+
+    def _embed_loop(self, slice_s: float = 3.0) -> None:
+        """Fill in missing vectors in slices, so lexical search answers at once and vectors follow."""
+        try:
+            import torch
+
+            torch.set_num_threads(1)  # leave the other core to queries
+        except ImportError:
+            pass
+        while not self._stop.is_set():
+            if self._stop.is_set():
+                return
+            try:
+                report = self.nav.embed(budget_s=slice_s)
+            except NavError as exc:
+                log.warning("background embedding stopped: %s", exc)
+                return
+            except Exception:  # a model failure must not kill the daemon; searches say complete=false
+                log.error("background embedding failed: %s", traceback.format_exc())
+                return
+            self.vectors = (report.vectors, report.chunks)
+            if report.complete:
+                self._embed_wake.wait(timeout=60.0)  # until the watcher re-indexes something
+                self._embed_wake.clear()
 
     def _idle_clock(self) -> None:
         while not self._stop.wait(min(5.0, self.idle_timeout_s / 4)):
@@ -229,6 +272,7 @@ class Daemon:
                 self._sync_cond.notify_all()
         self.last_sync_s = time.perf_counter() - started
         self.syncs += 1
+        self._embed_wake.set()
 
     def wait_fresh(self, timeout_s: float = 5.0) -> bool:
         """Block until no change seen by the watcher is waiting to be indexed (bounded)."""
@@ -320,6 +364,7 @@ class Daemon:
             "idle_timeout_s": self.idle_timeout_s,
             "last_sync_s": self.last_sync_s,
             "syncs": self.syncs,
+            "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         }
 
@@ -386,6 +431,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("root", type=Path)
     ap.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S)
     ap.add_argument("--no-watch", action="store_true")
+    ap.add_argument(
+        "--no-embed",
+        action="store_true",
+        default=os.environ.get("NAV_DAEMON_NO_EMBED") == "1",
+        help="Do not embed missing vectors in the background (env NAV_DAEMON_NO_EMBED=1).",
+    )
     ap.add_argument("--ready-fd", type=int, default=None)
     args = ap.parse_args(argv)
     paths: DaemonPaths = daemon_paths(args.root.resolve())
@@ -395,7 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
-    daemon = Daemon(args.root, idle_timeout_s=args.idle_timeout, watch=not args.no_watch)
+    daemon = Daemon(
+        args.root, idle_timeout_s=args.idle_timeout, watch=not args.no_watch, embed=not args.no_embed
+    )
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.stop())
     return daemon.serve(args.ready_fd)

@@ -48,7 +48,9 @@ def process_gone(pid: int) -> bool:
 
 
 @pytest.fixture
-def root(make_repo: Callable[[dict[str, str]], Path]) -> Iterator[Path]:
+def root(make_repo: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Path]:
+    if "background" not in request.node.name:
+        monkeypatch.setenv("NAV_DAEMON_NO_EMBED", "1")  # no model load where the test is not about it
     r = make_repo(FILES).resolve()
     yield r
     info = daemon_paths(r).info
@@ -178,3 +180,18 @@ def test_cli_uses_the_daemon(root: Path) -> None:
     assert missing.returncode == 4 and "did you mean `Order`" in missing.stderr
     stop = subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True, text=True)
     assert stop.stdout.strip() == "daemon stopped"
+
+
+def test_vectors_fill_in_the_background(root: Path, client: DaemonClient) -> None:
+    first = client.search("make a new order for a customer", k=3)
+    assert first.items  # lexical legs answer at once, whatever the vectors
+    deadline = time.monotonic() + 120
+    while True:  # wait for the event "background embedding done", reported by the daemon
+        vectors = client.daemon_status()["vectors"]
+        if vectors and vectors.split("/")[0] == vectors.split("/")[1]:
+            break
+        assert time.monotonic() < deadline, f"vectors never completed: {vectors}"
+        time.sleep(0.05)
+    done = client.search("make a new order for a customer", k=3)
+    assert done.complete, done.reason
+    assert any("vector" in h.ranks for h in done.items)

@@ -1,0 +1,129 @@
+"""Benchmark: end-to-end CLI latency with a warm daemon, beside ripgrep, in the same run.
+
+Usage::
+
+    .venv/bin/python bench/bench_daemon.py [--runs 20] CORPUS NAME "SEARCH TEXT" [CORPUS NAME TEXT ...]
+
+For each corpus (indexed into a temporary copy, so the corpus is never touched):
+
+- wall time of a fresh ``nav refs NAME``, ``nav def NAME``, ``nav search TEXT`` and
+  ``nav find NAME`` process, each talking to the warm daemon (p50 / p90 over ``--runs``);
+- wall time of ``rg -w NAME`` over the same tree, measured interleaved with nav's runs;
+- save-to-visible: append a new function to a file, then ask the daemon until the
+  symbol is found (median of 5);
+- the daemon's own peak RSS (language servers and their memory excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from navigator.client import DaemonClient  # noqa: E402
+
+NAV = [sys.executable, "-m", "navigator.cli"]
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t) * 1e3
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+
+
+def bench(corpus: Path, name: str, text: str, runs: int) -> dict[str, object]:
+    tmp = Path(tempfile.mkdtemp(prefix="nav-bench-"))
+    root = tmp / corpus.name
+    shutil.copytree(corpus, root, ignore=shutil.ignore_patterns(".nav"))
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    env["PYTHONPATH"] = str(REPO)
+    subprocess.run([*NAV, "-C", str(root), "index", "--no-embed"], env=env, check=True, capture_output=True)
+    subprocess.run([*NAV, "-C", str(root), "index", "--embed"], env=env, check=True, capture_output=True)
+    client = DaemonClient(root)
+    try:
+        client.connect()
+        for _ in range(2):  # warm: language server up, model loaded
+            subprocess.run([*NAV, "-C", str(root), "refs", name], env=env, capture_output=True)
+            subprocess.run([*NAV, "-C", str(root), "search", text], env=env, capture_output=True)
+        times: dict[str, list[float]] = {"rg": [], "refs": [], "def": [], "search": [], "find": []}
+        for _ in range(runs):
+            times["rg"].append(timed(["rg", "-w", name, "."], root, env))
+            times["refs"].append(timed([*NAV, "-C", str(root), "refs", name], root, env))
+            times["def"].append(timed([*NAV, "-C", str(root), "def", name], root, env))
+            times["search"].append(timed([*NAV, "-C", str(root), "search", text], root, env))
+            times["find"].append(timed([*NAV, "-C", str(root), "find", name], root, env))
+        visible: list[float] = []
+        target = sorted(p for p in root.rglob("*.py") if ".nav" not in p.parts)[0]
+        for i in range(5):
+            fn = f"bench_fresh_symbol_{i}_{int(time.time() * 1000)}"
+            t = time.perf_counter()
+            with open(target, "a") as fh:
+                fh.write(f"\n\ndef {fn}():\n    return {i}\n")
+            while True:
+                try:
+                    client.definitions(fn)
+                    break
+                except Exception:
+                    if time.perf_counter() - t > 10:
+                        raise
+                    time.sleep(0.005)  # polling the answer is the measurement
+            visible.append((time.perf_counter() - t) * 1e3)
+        info = client.daemon_status()
+    finally:
+        client.stop()
+        client.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    row: dict[str, object] = {"corpus": corpus.name, "name": name, "search": text}
+    for k, xs in times.items():
+        row[f"{k}_p50_ms"] = round(statistics.median(xs), 1)
+        row[f"{k}_p90_ms"] = round(pct(xs, 0.9), 1)
+    row["save_to_visible_ms_median"] = round(statistics.median(visible), 1)
+    row["daemon_rss_mb"] = info["rss_mb"]
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("triples", nargs="+", help="CORPUS NAME TEXT, repeated")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "daemon.json")
+    args = ap.parse_args()
+    if len(args.triples) % 3:
+        ap.error("give CORPUS NAME TEXT triples")
+    rows = []
+    for i in range(0, len(args.triples), 3):
+        corpus, name, text = Path(args.triples[i]), args.triples[i + 1], args.triples[i + 2]
+        row = bench(corpus.resolve(), name, text, args.runs)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    print("\n| corpus | rg -w (p50/p90) | nav refs | nav def | nav search | nav find | save→visible | daemon RSS |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        def pp(k: str) -> str:
+            return f"{r[k + '_p50_ms']} / {r[k + '_p90_ms']} ms"
+
+        print(
+            f"| {r['corpus']} | {pp('rg')} | {pp('refs')} | {pp('def')} | {pp('search')} | {pp('find')} | "
+            f"{r['save_to_visible_ms_median']} ms | {r['daemon_rss_mb']} MB |"
+        )
+
+
+if __name__ == "__main__":
+    main()
