@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,8 @@ def daemon_paths(root: Path) -> DaemonPaths:
     sock = nav_dir / "daemon.sock"
     if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
         digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
+        import tempfile  # only for very deep roots; keeps the CLI's import path short
+
         sock = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}-{digest}.sock"
     return DaemonPaths(
         nav_dir=nav_dir,
