@@ -3,10 +3,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-REPO="${1:-.}"
+REPO="$(cd "${1:-.}" && pwd)"
 NAV=.venv/bin/nav
-echo; echo "\$ nav index $REPO";               "$NAV" -C "$REPO" index
-echo; echo "\$ nav def Navigator";              "$NAV" -C "$REPO" def Navigator || true
-echo; echo "\$ nav symbols 'index root'";       "$NAV" -C "$REPO" symbols 'index root' -n 5 || true
-echo; echo "\$ nav outline navigator/walk.py";  "$NAV" -C "$REPO" outline navigator/walk.py || true
-echo; echo "\$ nav status";                     "$NAV" -C "$REPO" status
+run() { echo; echo "\$ nav $*"; "$NAV" -C "$REPO" "$@" || true; }
+run index
+run doctor
+if [ "$REPO" = "$(pwd)" ]; then
+    run def Navigator
+    run refs Store.replace_file
+    run callers index_root
+    run symbols 'index root' -n 5
+    run outline navigator/walk.py
+    run search "where is a file's rows replaced in the database" -k 5
+    run find "who calls \`index_root\`" -n 8
+else
+    run map --tokens 600
+fi
+run map --tokens 300
+run status
+run daemon status
+"$NAV" -C "$REPO" daemon stop
