@@ -1,0 +1,80 @@
+"""Callers of a method on dynamic code: the server's answer, then a clearly marked
+syntax-level list of ``.name`` uses it could not confirm (FINDINGS.md: servers miss calls on
+untyped receivers). Real basedpyright on a copy of the committed Python workspace."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from navigator.api import Navigator
+from navigator.exact import ExactNavigator, NavigatorTable
+from test_exact_servers import DEADLINE, WORKSPACES, require_server
+
+pytestmark = pytest.mark.slow
+
+DYNAMIC = '''"""Calls the server cannot resolve: the receivers have no type."""
+
+
+def show(thing):
+    return thing.total()
+
+
+def later(thing):
+    pending = thing.total
+    return pending
+'''
+
+
+@pytest.fixture(scope="module")
+def exact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExactNavigator]:
+    require_server("python")
+    root = tmp_path_factory.mktemp("callers") / "python"
+    shutil.copytree(WORKSPACES / "python", root)
+    (root / "orders" / "dynamic.py").write_text(DYNAMIC)
+    nav = Navigator(root)
+    nav.index()
+    ex = ExactNavigator(nav.root, NavigatorTable(nav))
+    yield ex
+    ex.close()
+    nav.close()
+
+
+def test_method_callers_are_the_server_answer_then_syntax_uses(exact: ExactNavigator) -> None:
+    resp = exact.callers("Order.total", deadline_s=DEADLINE)
+    assert resp.complete, resp.reason
+    provenances = [h.provenance for h in resp.items]
+    lsp = [h for h in resp.items if h.provenance == ("lsp",)]
+    syntax = [h for h in resp.items if h.provenance == ("syntax",)]
+    assert len(lsp) + len(syntax) == len(resp.items), provenances
+    # the typed call in app.py comes from the server
+    assert [(h.path, h.code) for h in lsp] == [("orders/app.py", "return order.total()  # ref: total")]
+    assert lsp[0].kind == "call" and lsp[0].symbol == "main"
+    # the untyped ones come after it, by name only, and say so
+    assert provenances.index(("syntax",)) == len(lsp), "syntax uses must follow the server's answer"
+    assert {(h.path, h.line, h.kind, h.symbol) for h in syntax} == {
+        ("orders/dynamic.py", 5, "possible call", "show"),
+        ("orders/dynamic.py", 9, "possible reference", "later"),
+    }
+    assert resp.source == "lsp:basedpyright,syntax"
+    assert any("provenance syntax" in n and "`.total`" in n for n in resp.notes), resp.notes
+    # never the definitions, never the free function total() nor a server hit twice
+    assert not any(h.is_definition for h in resp.items)
+    assert not any(h.path == "orders/reports.py" for h in resp.items)
+    assert len({(h.path, h.line) for h in resp.items}) == len(resp.items)
+
+
+def test_free_function_callers_get_no_syntax_list(exact: ExactNavigator) -> None:
+    resp = exact.callers("create_sales_order", deadline_s=DEADLINE)
+    assert resp.complete, resp.reason
+    assert resp.items and all(h.provenance == ("lsp",) for h in resp.items)
+    assert resp.source == "lsp:basedpyright" and not resp.notes
+
+
+def test_limit_cuts_the_syntax_list_first(exact: ExactNavigator) -> None:
+    resp = exact.callers("Order.total", deadline_s=DEADLINE, limit=1)
+    assert not resp.complete and "limit reached" in (resp.reason or "")
+    assert [h.provenance for h in resp.items] == [("lsp",)]
