@@ -104,6 +104,9 @@ class _Shared:
         self.lock = threading.RLock()
         self.synced: tuple[object, ...] | None = None
         """(chunks signature, model id, vectors) of the last complete sync."""
+        self.in_flight: set[str] = set()
+        """Embedding keys a sync is embedding right now (outside the lock)."""
+        self.search_embed_budget_s = 1.0
 
 
 class SemanticSearch:
@@ -117,7 +120,7 @@ class SemanticSearch:
         model: str | Path | None = None,
         vectors_dir: Path | None = None,
         depth: int = DEPTH,
-        search_embed_budget_s: float = 1.0,
+        search_embed_budget_s: float | None = None,
         share_with: SemanticSearch | None = None,
     ) -> None:
         """``share_with``: another instance over the same index (another thread's SQLite
@@ -125,13 +128,29 @@ class SemanticSearch:
         self.store = store
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
         self.depth = depth
-        self.search_embed_budget_s = search_embed_budget_s
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
         if share_with is not None:
             self._shared: _Shared = share_with._shared
         else:
             self._shared = _Shared(embedder=embedder, model=model)
         self._lock = self._shared.lock
+        if search_embed_budget_s is not None:
+            self.search_embed_budget_s = search_embed_budget_s
+
+    @property
+    def search_embed_budget_s(self) -> float:
+        """Seconds a search may spend embedding missing chunks before answering (default 1).
+
+        Shared by every instance over the same index. A long-lived process that embeds in
+        a background thread (``sync(budget_s=...)`` in a loop) sets 0: searches then never
+        run the model on chunks, only on the query."""
+        return self._shared.search_embed_budget_s
+
+    @search_embed_budget_s.setter
+    def search_embed_budget_s(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError(f"search_embed_budget_s must be >= 0, got {seconds!r}")
+        self._shared.search_embed_budget_s = float(seconds)
 
     @property
     def _index(self) -> VectorIndex | None:
@@ -195,9 +214,13 @@ class SemanticSearch:
         """Bring the vectors in step with the chunks table.
 
         Removes vectors of deleted or changed chunks, adds cached vectors, and embeds
-        the rest (longest-first batches are avoided: texts are sorted by length so a
-        batch pads little). ``budget_s`` / ``max_embed`` bound the embedding work; what
-        is left stays missing and a later sync continues.
+        the rest (texts sorted by length so a batch pads little). ``budget_s`` /
+        ``max_embed`` bound the embedding work; what is left stays missing and a later
+        sync continues.
+
+        The shared lock is held only to plan and to add finished vectors, never while the
+        model runs: a search in another thread waits milliseconds, not an embedding slice.
+        Chunks another thread is embedding right now are skipped, not embedded twice.
         """
         t0 = time.perf_counter()
         with self._lock:
@@ -214,28 +237,38 @@ class SemanticSearch:
             removed = index.remove(stale)
             missing = {i: k for i, k in keys.items() if have.get(i) != k}
             from_cache = self._add_cached(index, missing, model_id)
-            todo_keys: dict[str, list[int]] = {}
+            todo: dict[str, list[int]] = {}
             for i, k in missing.items():
-                if i not in index:
-                    todo_keys.setdefault(k, []).append(i)
-            embedded = 0
-            if todo_keys and (max_embed is None or max_embed > 0) and (budget_s is None or budget_s > 0):
-                embedded = self._embed_missing(index, todo_keys, model_id, t0, budget_s, max_embed, batch_size, progress)
-            changed = bool(removed or from_cache or embedded)
-            if changed:
-                index.maybe_go_approximate()
-                if save:
-                    index.save(self.vectors_path)
-            complete = len(index) >= len(keys)
-            self._shared.synced = (signature, model_id, len(index)) if complete else None
-            return SyncReport(
-                chunks=len(keys),
-                vectors=len(index),
-                embedded=embedded,
-                from_cache=from_cache,
-                removed=removed,
-                seconds=time.perf_counter() - t0,
-            )
+                if i not in index and k not in self._shared.in_flight:
+                    todo.setdefault(k, []).append(i)
+            if (max_embed is not None and max_embed <= 0) or (budget_s is not None and budget_s <= 0):
+                todo = {}
+            items = self._texts(todo, max_embed)
+            claimed = {k for k, _ in items}
+            self._shared.in_flight |= claimed
+        embedded = 0
+        try:
+            if items:
+                embedded = self._embed_items(index, items, todo, model_id, t0, budget_s, batch_size, progress)
+        finally:
+            with self._lock:
+                self._shared.in_flight -= claimed
+                if removed or from_cache or embedded:
+                    index.maybe_go_approximate()
+                    if save:
+                        index.save(self.vectors_path)
+                have = index.items()
+                complete = all(have.get(i) == k for i, k in keys.items())
+                self._shared.synced = (signature, model_id, len(index)) if complete else None
+                vectors = sum(1 for i, k in keys.items() if have.get(i) == k)
+        return SyncReport(
+            chunks=len(keys),
+            vectors=vectors,
+            embedded=embedded,
+            from_cache=from_cache,
+            removed=removed,
+            seconds=time.perf_counter() - t0,
+        )
 
     def _add_cached(self, index: VectorIndex, missing: dict[int, str], model_id: str) -> int:
         if not missing:
@@ -269,34 +302,40 @@ class SemanticSearch:
                 added += len(ids)
         return added
 
-    def _embed_missing(
-        self,
-        index: VectorIndex,
-        todo: dict[str, list[int]],
-        model_id: str,
-        t0: float,
-        budget_s: float | None,
-        max_embed: int | None,
-        batch_size: int,
-        progress: SyncProgress | None,
-    ) -> int:
-        # One representative chunk per key; its text is what gets embedded.
+    def _texts(self, todo: dict[str, list[int]], max_embed: int | None) -> list[tuple[str, str]]:
+        """(key, text to embed) for one representative chunk per key, shortest first."""
+        if not todo:
+            return []
         rep = {ids[0]: k for k, ids in todo.items()}
         rows = self.store.chunks_by_ids(list(rep))
         items = sorted(
             ((rep[cid], embedding_text(r.path, r.symbol, r.signature, r.text)) for cid, r in rows.items()),
             key=lambda kv: len(kv[1]),
         )
-        if max_embed is not None:
-            items = items[:max_embed]
+        return items[:max_embed] if max_embed is not None else items
+
+    def _embed_items(
+        self,
+        index: VectorIndex,
+        items: list[tuple[str, str]],
+        todo: dict[str, list[int]],
+        model_id: str,
+        t0: float,
+        budget_s: float | None,
+        batch_size: int,
+        progress: SyncProgress | None,
+    ) -> int:
+        """Run the model over ``items`` in batches (no lock held), caching each batch in
+        SQLite and adding it to the shared index under the lock."""
         total = len(items)
         done = 0
         conn = self.store.conn
+        emb = self.embedder
         for start in range(0, total, batch_size):
             if budget_s is not None and start > 0 and time.perf_counter() - t0 > budget_s:
                 break
             batch = items[start : start + batch_size]
-            vecs = self.embedder.embed_documents([t for _, t in batch])
+            vecs = emb.embed_documents([t for _, t in batch])
             with self.store.transaction():
                 conn.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
@@ -310,7 +349,8 @@ class SemanticSearch:
                     ids.append(cid)
                     hashes.append(k)
                     rows_v.append(vecs[j])
-            index.add(ids, hashes, np.vstack(rows_v))
+            with self._lock:
+                index.add(ids, hashes, np.vstack(rows_v))
             done += len(batch)
             if progress is not None:
                 progress(done, total)
@@ -407,55 +447,54 @@ class SemanticSearch:
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         notes: list[str] = []
-        with self._lock:
-            complete = True
-            reason: str | None = None
-            use_vectors = "vector" in legs
-            if use_vectors:
-                budget = self.search_embed_budget_s if embed_budget_s is None else embed_budget_s
-                try:
-                    rep = self.sync(budget_s=budget, max_embed=None if budget > 0 else 0)
-                except Exception as exc:  # a broken model must not take lexical search down
-                    log.warning("vector sync failed: %s", exc)
-                    notes.append(f"vector leg unavailable: {exc}")
-                    complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
-                else:
-                    if not rep.complete:
-                        pct = 100.0 * rep.vectors / max(rep.chunks, 1)
-                        complete = False
-                        reason = (
-                            f"vectors for {rep.vectors}/{rep.chunks} chunks ({pct:.0f}%); "
-                            "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
-                        )
-            terms = query_terms(text)
-            chunk_legs, path_leg = self.legs(terms, paths=paths, languages=languages, use_vectors=use_vectors)
-            chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
-            if "path" not in legs:
-                path_leg = []
-            cand = {i for ids in chunk_legs.values() for i in ids}
-            meta = self._meta(list(cand))
-            reps = self._first_chunks([p for p in path_leg[:10]])
-            meta.update(self._meta([i for i in reps.values() if i not in meta]))
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
-            rows = self.store.chunks_by_ids([r.id for r in ranked])
-            hits = []
-            for r in ranked:
-                row = rows.get(r.id)
-                if row is None:
-                    continue
-                hits.append(
-                    SearchHit(
-                        path=row.path,
-                        start_line=row.start_line,
-                        end_line=row.end_line,
-                        symbol=row.symbol,
-                        signature=row.signature,
-                        snippet=_snippet(row.text),
-                        score=round(r.file_score, 6),
-                        language=row.language,
-                        ranks=dict(r.ranks),
+        complete = True
+        reason: str | None = None
+        use_vectors = "vector" in legs
+        if use_vectors:
+            budget = self.search_embed_budget_s if embed_budget_s is None else embed_budget_s
+            try:
+                rep = self.sync(budget_s=budget, max_embed=None if budget > 0 else 0)
+            except Exception as exc:  # a broken model must not take lexical search down
+                log.warning("vector sync failed: %s", exc)
+                notes.append(f"vector leg unavailable: {exc}")
+                complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
+            else:
+                if not rep.complete:
+                    pct = 100.0 * rep.vectors / max(rep.chunks, 1)
+                    complete = False
+                    reason = (
+                        f"vectors for {rep.vectors}/{rep.chunks} chunks ({pct:.0f}%); "
+                        "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
+        terms = query_terms(text)
+        chunk_legs, path_leg = self.legs(terms, paths=paths, languages=languages, use_vectors=use_vectors)
+        chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
+        if "path" not in legs:
+            path_leg = []
+        cand = {i for ids in chunk_legs.values() for i in ids}
+        meta = self._meta(list(cand))
+        reps = self._first_chunks([p for p in path_leg[:10]])
+        meta.update(self._meta([i for i in reps.values() if i not in meta]))
+        ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+        rows = self.store.chunks_by_ids([r.id for r in ranked])
+        hits = []
+        for r in ranked:
+            row = rows.get(r.id)
+            if row is None:
+                continue
+            hits.append(
+                SearchHit(
+                    path=row.path,
+                    start_line=row.start_line,
+                    end_line=row.end_line,
+                    symbol=row.symbol,
+                    signature=row.signature,
+                    snippet=_snippet(row.text),
+                    score=round(r.file_score, 6),
+                    language=row.language,
+                    ranks=dict(r.ranks),
                 )
+            )
         return Response(
             items=tuple(hits),
             complete=complete,

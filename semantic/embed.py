@@ -177,7 +177,8 @@ class SentenceTransformerEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    model = SentenceTransformer(str(self._path), device=self._device, local_files_only=True)
+                    with _quiet_loading():
+                        model = SentenceTransformer(str(self._path), device=self._device, local_files_only=True)
                 except Exception as exc:  # the library raises many kinds; name the model
                     raise EmbedError(f"cannot load the embedding model at {self._path}: {exc}") from exc
                 model.max_seq_length = self._max_seq_length
