@@ -11,6 +11,7 @@ The run's state is kept in ``meta`` so ``nav status`` can say a run was cut shor
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -49,6 +50,21 @@ class _Job:
     content_hash: str
     text: str
     decode_note: str | None
+
+
+@functools.lru_cache(maxsize=8)
+def parser_fingerprint(chunk_budget: int) -> str:
+    """Changes whenever the parser, its queries or the chunk budget change: then every file is
+    parsed again, since the same bytes would now give different rows."""
+    import semantic
+
+    h = hashlib.blake2b(digest_size=8)
+    h.update(str(chunk_budget).encode())
+    base = Path(semantic.__file__).parent
+    for p in sorted([base / "parse.py", base / "languages.py", *base.glob("queries/*.scm")]):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
 
 
 def content_hash(data: bytes) -> str:
@@ -153,6 +169,10 @@ def index_root(
     skipped: list[tuple[str, str]] = list(walked.skipped)
     current = {f.path: f for f in (files if files is not None else walked.files)}
     known = store.file_rows()
+    fingerprint = parser_fingerprint(chunk_budget)
+    reparse_all = bool(known) and store.get_meta("parser_fingerprint") != fingerprint
+    if not known:
+        store.set_meta("parser_fingerprint", fingerprint)  # every row this run writes is current
 
     store.set_meta("last_run_state", "running")
     store.set_meta("last_run_started_at", str(time.time()))
@@ -163,7 +183,7 @@ def index_root(
     touched: list[WalkedFile] = []
     for path, wf in current.items():
         row = known.get(path)
-        if row is not None and row.size == wf.size and row.mtime_ns == wf.mtime_ns:
+        if not reparse_all and row is not None and row.size == wf.size and row.mtime_ns == wf.mtime_ns:
             unchanged += 1
             continue
         data, err = _read(wf)
@@ -175,7 +195,7 @@ def index_root(
                 removed.append(path)  # it became binary: it no longer belongs in the index
             continue
         digest = content_hash(data)
-        if row is not None and row.hash == digest:
+        if not reparse_all and row is not None and row.hash == digest:
             unchanged += 1
             touched.append(wf)
             continue
@@ -224,6 +244,7 @@ def index_root(
     else:
         tx.__exit__(None, None, None)
 
+    store.set_meta("parser_fingerprint", fingerprint)
     store.set_meta("last_run_state", "complete")
     store.set_meta("last_run_finished_at", str(time.time()))
     n_files, n_symbols, n_chunks = store.counts()

@@ -494,6 +494,9 @@ def _find_body(node: Node, depth: int = 0) -> Node | None:
     return None
 
 
+_MAX_CONSTANT_SIGNATURE = 120
+
+
 def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     body = None if kind == "constant" else _find_body(node)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
@@ -512,8 +515,8 @@ def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     if body is None and kind not in ("constant", "type") and "{" in raw:
         # no body field (Go `type X struct {...}`, Kotlin classes): the part before the brace
         raw = raw.split("{", 1)[0]
-    elif body is None and kind != "constant":
-        raw = raw.split("\n", 1)[0]
+    elif body is None:
+        raw = raw.split("\n", 1)[0]  # a constant's first line is its signature, not its whole value
     sig = _WS_RUN.sub(" ", raw).strip()
     for suffix in ("=>", "{", ":", "="):
         if body is not None and sig.endswith(suffix):
@@ -522,8 +525,9 @@ def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     sig = sig.rstrip(";").rstrip()
     if language == "go" and node.type in _GO_SPEC_KEYWORD:
         sig = f"{_GO_SPEC_KEYWORD[node.type]} {sig}"
-    if len(sig) > _MAX_SIGNATURE:
-        sig = sig[: _MAX_SIGNATURE - 1] + "…"
+    limit = _MAX_CONSTANT_SIGNATURE if kind == "constant" else _MAX_SIGNATURE
+    if len(sig) > limit:
+        sig = sig[: limit - 1] + "…"
     return sig
 
 

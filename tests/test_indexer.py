@@ -202,3 +202,14 @@ def test_corrupt_database_gives_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(StorageError, match="delete that file"):
         Store(db)
+
+
+def test_a_parser_change_reparses_everything(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    root = make_repo({"orders.py": ORDERS, "util.py": "def helper():\n    pass\n"})
+    nav = Navigator(root)
+    nav.index()
+    nav.store.set_meta("parser_fingerprint", "from-an-older-nav")
+    report = nav.index()
+    assert report.updated == ("orders.py", "util.py") and report.unchanged == 0
+    assert nav.index().unchanged == 2  # and then it is current again
+    nav.close()
