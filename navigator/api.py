@@ -324,7 +324,9 @@ class Navigator:
         store = self._fresh()
         pat = pattern.strip()
         low = pat.lower()
-        from storage.tokens import fts_query
+        from storage.tokens import fts_query, split_identifier
+
+        pat_words = [w for part in pat.split() for w in split_identifier(part)]
 
         candidates: dict[int, SymbolRow] = {}
         for row in store.symbols_like(pat, limit=5000):
@@ -356,7 +358,17 @@ class Navigator:
                 tier = 6
             else:
                 tier = 5  # word match through FTS or a close spelling
-            return (tier, _KIND_WEIGHT.get(d.kind, 5), len(name), d.path.count("/"), d.path, d.span.start_line)
+            words = set(split_identifier(qn.replace(".", "_")))
+            covered = sum(1 for w in pat_words if any(x.startswith(w) for x in words))
+            return (
+                tier,
+                -covered,
+                _KIND_WEIGHT.get(d.kind, 5),
+                len(name),
+                d.path.count("/"),
+                d.path,
+                d.span.start_line,
+            )
 
         ranked = sorted(candidates.values(), key=rank)
         if kinds:
@@ -495,6 +507,14 @@ class Navigator:
     def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
         """The language server's hover text (signature, type, docs) for ``target``."""
         return self.exact.hover(target, deadline_s=deadline_s)
+
+    def files_changed(self, paths: Sequence[str] | None = None) -> None:
+        """Tell the warm language servers that files changed (``paths`` relative to the root;
+        None: any may have). The daemon calls it after each re-index; with ``refresh`` off,
+        the servers then trust these calls instead of walking the tree before each request."""
+        exact: ExactNavigator | None = getattr(self, "_exact", None)
+        if exact is not None:
+            exact.files_changed(paths)
 
     def doctor(self) -> Response[Availability]:
         """Per language: server found?, version, and the command that installs what is missing."""
