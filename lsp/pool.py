@@ -19,7 +19,7 @@ import atexit
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +109,7 @@ class ServerPool:
         self._sessions: dict[tuple[Path, str], ServerSession] = {}
         self._starting: dict[tuple[Path, str], asyncio.Task[ServerSession]] = {}
         self._crashes: dict[tuple[Path, str], _Crashes] = {}
+        self._background: set[asyncio.Future[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -171,13 +172,52 @@ class ServerPool:
         positions: Sequence[Position],
         *,
         deadline_s: float,
+        rescan: bool = True,
     ) -> LspAnswer:
-        """Ask the server for ``language`` under ``root`` about each position; merged."""
+        """Ask the server for ``language`` under ``root`` about each position; merged.
+
+        With ``rescan`` (the default) files changed on disk are found by walking the root
+        before asking (~0.1–0.3 s on Django's 2,800 files); without it the caller promises
+        to report changes through :meth:`files_changed` (a file watcher), and only those
+        are told to the server."""
         deadline = time.monotonic() + deadline_s
         try:
-            return self._call(self._query(root.resolve(), language, op, positions, deadline), deadline_s + 15.0)
+            return self._call(
+                self._query(root.resolve(), language, op, positions, deadline, rescan), deadline_s + 15.0
+            )
         except FutureTimeout:
             return LspAnswer(complete=False, reason="deadline reached", answered=False)
+
+    def files_changed(self, root: Path, paths: Iterable[str | Path] | None = None) -> None:
+        """Files under ``root`` changed (``paths``, absolute or relative to ``root``; None:
+        any file may have). Returns at once: ready servers are told in the background now,
+        so they re-analyse before the next query; servers still loading when they are ready."""
+        loop = self._loop
+        if loop is None or self._closed:
+            return  # no server started yet: each reads the disk as it starts
+        root = root.resolve()
+        absolute = None if paths is None else [str(p if Path(p).is_absolute() else root / p) for p in paths]
+
+        def mark() -> None:
+            for (session_root, _), session in self._sessions.items():
+                if session_root != root:
+                    continue
+                session.note_changed(absolute)
+                if session.ready.is_set() and session.alive:
+                    task = asyncio.ensure_future(self._flush(session))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
+
+        loop.call_soon_threadsafe(mark)
+
+    async def _flush(self, session: ServerSession) -> None:
+        try:
+            told = await session.sync_pending()
+            if told:
+                log.debug("told %s about %d changed files", session.definition.name, told)
+        except (ServerExited, ConnectionError, RuntimeError) as exc:
+            log.warning("could not tell %s about changed files (%s); the next query retries", session.definition.name, exc)
+            session.note_changed(None)
 
     def warm(self, root: Path, language: str, *, deadline_s: float) -> bool:
         """Start the server for ``language`` and wait until it is ready; True if it is."""
@@ -304,14 +344,15 @@ class ServerPool:
             self._starting.pop(key, None)
 
     async def _query(
-        self, root: Path, language: str, op: Operation, positions: Sequence[Position], deadline: float
+        self, root: Path, language: str, op: Operation, positions: Sequence[Position], deadline: float,
+        rescan: bool = True,
     ) -> LspAnswer:
         name: str | None = None
         for attempt in (1, 2):
             try:
                 session = await self._session(root, language, deadline)
                 name = session.definition.name
-                return await self._ask(session, op, positions, deadline)
+                return await self._ask(session, op, positions, deadline, rescan)
             except _NoServer as exc:
                 return LspAnswer(complete=False, reason=str(exc), answered=False)
             except _Backoff as exc:
@@ -333,7 +374,8 @@ class ServerPool:
         raise AssertionError("unreachable")
 
     async def _ask(
-        self, session: ServerSession, op: Operation, positions: Sequence[Position], deadline: float
+        self, session: ServerSession, op: Operation, positions: Sequence[Position], deadline: float,
+        rescan: bool = True,
     ) -> LspAnswer:
         server = session.definition.name
         if not session.ready.is_set():
@@ -348,7 +390,10 @@ class ServerPool:
         capability = _CAPABILITIES[op]
         if not session.supports(capability):
             return LspAnswer(complete=False, reason=f"{server} does not support {op}", server=server, answered=False)
-        await session.sync_files()
+        if rescan:
+            await session.sync_files()
+        else:
+            await session.sync_pending()
         if not session.quiet.is_set():
             try:
                 await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))

@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ class ServerSession:
         """Set while no "loading" progress (``definition.loading``) is under way."""
         self.quiet.set()
         self._loading: set[str] = set()
+        self._pending: set[str] | None = set()
+        self.synced_once = False
+        """Whether a whole-tree :meth:`sync_files` has run since start."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -334,15 +338,65 @@ class ServerSession:
                 out[full] = FileState(st.st_mtime_ns, st.st_size)
         return out
 
-    async def sync_files(self) -> int:
-        """Tell the server about files changed on disk since it last saw them.
-        Returns how many changed. Call only once the server is ready (an early open can
-        make basedpyright drop the file: FINDINGS.md)."""
+    def note_changed(self, paths: Iterable[str] | None) -> None:
+        """Remember that ``paths`` (absolute; None: anything) changed, to be told to the
+        server by :meth:`sync_pending` (the caller's file watcher saw them)."""
+        if paths is None:
+            self._pending = None
+        elif self._pending is not None:
+            self._pending.update(paths)
+
+    @property
+    def has_pending(self) -> bool:
+        return self._pending is None or bool(self._pending)
+
+    async def sync_pending(self) -> int:
+        """Tell the server about the files :meth:`note_changed` reported (a full walk when
+        it was told "anything"); the first call after start always walks the whole tree."""
+        pending, self._pending = self._pending, set()
+        if pending is None or not self.synced_once:
+            return await self.sync_files()
+        if pending:
+            return await self.sync_files(pending)
+        async with self._sync_lock:  # a sync already under way finishes before the caller asks
+            return 0
+
+    def _stat_some(self, paths: Iterable[str]) -> tuple[dict[str, FileState], set[str]]:
+        """States of the given files that the server watches, and those that are gone."""
+        exts = self.definition.extensions
+        root = str(self.root) + os.sep
+        found: dict[str, FileState] = {}
+        gone: set[str] = set()
+        for path in paths:
+            full = os.path.abspath(path)
+            if not full.startswith(root) or os.path.splitext(full)[1].lower() not in exts:
+                continue
+            if any(part in _SKIP_DIRS for part in Path(full[len(root) :]).parts[:-1]):
+                continue
+            try:
+                st = os.stat(full)
+            except OSError:
+                if full in self._known:
+                    gone.add(full)
+                continue
+            found[full] = FileState(st.st_mtime_ns, st.st_size)
+        return found, gone
+
+    async def sync_files(self, paths: Iterable[str] | None = None) -> int:
+        """Tell the server about files changed on disk since it last saw them: every file
+        under the root (a walk), or only ``paths``. Returns how many changed. Call only once
+        the server is ready (an early open can make basedpyright drop the file: FINDINGS.md)."""
         async with self._sync_lock:
             handler = self._handler
             if handler is None or self.exited.is_set():
                 return 0
-            now = self._scan()
+            if paths is None:
+                self._pending = set()
+                now = self._scan()
+                gone = self._known.keys() - now.keys()
+                self.synced_once = True
+            else:
+                now, gone = self._stat_some(paths)
             changes: list[dict[str, Any]] = []
             for path, state in now.items():
                 old = self._known.get(path)
@@ -354,11 +408,16 @@ class ServerSession:
                     continue
                 if path in self._opened:
                     self._send_change(path)
-            for path in self._known.keys() - now.keys():
+            for path in gone:
                 changes.append({"uri": _uri(Path(path)), "type": 3})
                 if self._opened.pop(path, None) is not None:
                     handler.notify.did_close_text_document({"textDocument": {"uri": _uri(Path(path))}})
-            self._known = now
+            if paths is None:
+                self._known = now
+            else:
+                self._known.update(now)
+                for path in gone:
+                    self._known.pop(path, None)
             if changes:
                 handler.notify.did_change_watched_files({"changes": changes})
                 # Changed files are opened with their new text: an open document's content is

@@ -100,6 +100,13 @@ class NavigatorTable:
         row = self.nav.store.file_row(path)
         return row.language if row is not None else None
 
+    def follows_changes(self) -> bool:
+        """True when something else reports file changes (the daemon's watcher turns the
+        Navigator's per-query refresh off and calls ``Navigator.files_changed()`` after
+        each re-index): the servers are then told those changes instead of the tree being
+        walked before every request. Optional in :class:`SymbolTable`."""
+        return not self.nav.refresh and callable(getattr(self.nav, "files_changed", None))
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -275,6 +282,16 @@ class ExactNavigator:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def files_changed(self, paths: Iterable[str] | None = None) -> None:
+        """Files changed on disk (``paths`` relative to the root or absolute; None: any may
+        have): the running servers are told now, in the background, so the next answer is
+        fresh without walking the tree first. Cheap; safe to call often."""
+        self.pool.files_changed(self.root, paths)
+
+    def _rescan(self) -> bool:
+        follows = getattr(self.table, "follows_changes", None)
+        return not (callable(follows) and follows())
+
     # -- verbs ----------------------------------------------------------------------------
 
     def definition(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S) -> Response[Hit]:
@@ -312,7 +329,9 @@ class ExactNavigator:
         for target in targets:
             language = target.language or ""
             positions = [self._lsp_position(files, target)]
-            answer = self.pool.query(self.root, language, "hover", positions, deadline_s=_left(deadline))
+            answer = self.pool.query(
+                self.root, language, "hover", positions, deadline_s=_left(deadline), rescan=self._rescan()
+            )
             if answer.server:
                 sources.add(f"lsp:{answer.server}")
             if not answer.complete:
@@ -360,7 +379,9 @@ class ExactNavigator:
         lsp_answered = False
         for language, group in groups.items():
             positions = [self._lsp_position(files, t) for t in group]
-            answer = self.pool.query(self.root, language, op, positions, deadline_s=_left(deadline))
+            answer = self.pool.query(
+                self.root, language, op, positions, deadline_s=_left(deadline), rescan=self._rescan()
+            )
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")

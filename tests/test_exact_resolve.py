@@ -55,7 +55,10 @@ class NoServerPool:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Operation, list[Position]]] = []
 
-    def query(self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float) -> LspAnswer:
+    def query(
+        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        rescan: bool = True,
+    ) -> LspAnswer:
         self.calls.append((language, op, list(positions)))
         return LspAnswer(complete=False, reason=f"no server for {language} installed", answered=False)
 
