@@ -475,6 +475,19 @@ def format_hit(hit: Any) -> str:
     return f"{where}  {mark}{symbol}  {hit.code}{via}"
 
 
+SHRINK_ABOVE = 150
+"""More hits than this (and no -n) are shown as counts per file, not a flood of lines."""
+
+
+def echo_counts_per_file(items: Any, what: str) -> None:
+    from collections import Counter
+
+    per_file = Counter(h.path for h in items)
+    click.secho(f"{len(items)} {what} in {len(per_file)} files (counts per file; -n N lists hits, --json all):", bold=True)
+    for path, n in per_file.most_common():
+        click.echo(f"{n:>6}  {click.style(path, fg='cyan')}")
+
+
 def _hits_command(verb: str, name: str, doc: str) -> None:
     @main.command(name, help=doc)
     @click.argument("target")
@@ -488,8 +501,11 @@ def _hits_command(verb: str, name: str, doc: str) -> None:
         if as_json:
             echo_json(resp)
             return
-        for hit in resp.items:
-            click.echo(format_hit(hit))
+        if limit is None and len(resp.items) > SHRINK_ABOVE:
+            echo_counts_per_file(resp.items, name)
+        else:
+            for hit in resp.items:
+                click.echo(format_hit(hit))
         if not resp.items:
             click.secho(f"no {name} for `{target}`", fg="yellow", err=True)
         echo_incomplete(resp)

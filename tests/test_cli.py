@@ -110,3 +110,16 @@ def test_every_command_is_documented_in_the_readme() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     for name in main.commands:
         assert f"nav {name}" in readme, f"`nav {name}` is not documented in README.md"
+
+
+def test_a_huge_answer_shrinks_to_counts_per_file(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    files = {"lib.py": "def used():\n    pass\n"}
+    for i in range(40):
+        files[f"m{i}.py"] = "from lib import used\n" + "used()\n" * 5
+    root = make_repo(files)
+    code, out, err = nav(root, "refs", "used", "--deadline", "0.01")  # syntax fallback is enough here
+    assert code == 0
+    assert out.splitlines()[0].startswith("241 refs in 41 files (counts per file")
+    assert "     6  m0.py" in out
+    code, out, _ = nav(root, "refs", "used", "--deadline", "0.01", "-n", "3")
+    assert len(out.splitlines()) == 3
