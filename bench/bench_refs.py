@@ -61,6 +61,9 @@ def main() -> int:
 
     nav = Navigator(root)
     report = nav.index()
+    (lines,) = nav.store.conn.execute(
+        "SELECT COALESCE(SUM(lines), 0) FROM files WHERE language = ?", (args.language,)
+    ).fetchone()
     rows = [
         r for r in nav.store.symbols_where("s.kind IN ('function', 'method') AND f.language = ?", (args.language,), limit=100_000)
     ]
@@ -103,14 +106,25 @@ def main() -> int:
             direct.add((rel, *from_lsp(lt, loc.start_line, loc.start_character)))
         recall = len(api & direct) / len(direct) if direct else 1.0
         results.append({"name": d.qualified_name, "api": len(api), "direct": len(direct), "recall": recall,
-                        "complete": resp.complete, "reason": resp.reason})  # fmt: skip
+                        "complete": resp.complete, "reason": resp.reason, "direct_complete": ans.complete,
+                        "direct_reason": ans.reason, "ms": round(latencies[-1], 1)})  # fmt: skip
+        print(f"{len(results):3d} {d.qualified_name}: api {len(api)} direct {len(direct)} "
+              f"{latencies[-1]:.0f} ms {resp.reason or ''}", file=sys.stderr, flush=True)
 
-    # warm p50/p95 on a second pass (all servers warm, files open)
+    # warm p50/p95 on a second pass (all servers warm, files open): as a library user gets
+    # it (the index and the servers' view refreshed by a stat walk before each query) ...
     warm = []
     for r in picks:
         t = time.perf_counter()
         nav.references(r.definition.qualified_name, deadline_s=60)
         warm.append((time.perf_counter() - t) * 1e3)
+    # ... and as the daemon gets it (its watcher reports changes: no walk per query)
+    nav.refresh = False
+    warm_daemon = []
+    for r in picks:
+        t = time.perf_counter()
+        nav.references(r.definition.qualified_name, deadline_s=60)
+        warm_daemon.append((time.perf_counter() - t) * 1e3)
 
     info = nav.exact.pool.session_info(nav.root, args.language) or {}
     rss = 0
@@ -130,9 +144,16 @@ def main() -> int:
         "incomplete_responses": sum(1 for x in results if not x["complete"]),
         "cold_first_refs_s": round(cold_s, 2),
         "cold_first_complete": first.complete,
+        "cold_first_reason": first.reason,
+        "server_ready_after_s": None if info.get("ready_after_s") is None else round(info["ready_after_s"], 2),
+        "lines": lines,
         "first_pass_ms_p50": round(statistics.median(latencies), 1),
         "warm_refs_ms_p50": round(pct(warm, 0.5), 1),
         "warm_refs_ms_p95": round(pct(warm, 0.95), 1),
+        "warm_refs_daemon_mode_ms_p50": round(pct(warm_daemon, 0.5), 1),
+        "warm_refs_daemon_mode_ms_p95": round(pct(warm_daemon, 0.95), 1),
+        "first_pass_ms_p95": round(pct(latencies, 0.95), 1),
+        "mean_hits": round(statistics.mean(x["direct"] for x in results), 1),
         "server_rss_mb": round(rss / 2**20, 1),
         "server": info.get("server"),
         "per_function": results,
