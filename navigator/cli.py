@@ -378,7 +378,6 @@ def daemon_start(obj: Ctx, idle_timeout: float | None) -> None:
 def daemon_stop(obj: Ctx) -> None:
     """Stop the root's daemon, if one runs."""
     from navigator.client import DaemonClient
-    from storage.errors import ServerError
 
     client = DaemonClient(obj.root, autostart=False)
     try:

@@ -10,6 +10,7 @@ one that won the daemon's lock.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import json
@@ -32,7 +33,9 @@ START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 300.0
 
 
-def start_daemon(root: Path, *, idle_timeout_s: float | None = None, timeout_s: float = START_TIMEOUT_S) -> str:
+def start_daemon(
+    root: Path, *, idle_timeout_s: float | None = None, timeout_s: float = START_TIMEOUT_S
+) -> str:
     """Start a daemon for ``root`` and wait until it says ``ready`` (or ``busy``: one already runs)."""
     paths = daemon_paths(root)
     paths.nav_dir.mkdir(parents=True, exist_ok=True)
@@ -74,10 +77,8 @@ def start_daemon(root: Path, *, idle_timeout_s: float | None = None, timeout_s: 
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
 
 
 def _package_parent() -> str:
@@ -122,10 +123,9 @@ class DaemonClient:
 
     def close(self) -> None:
         if self._file is not None:
-            try:
+            # flushing to a dead daemon fails; the socket is closed below either way
+            with contextlib.suppress(OSError, ValueError):
                 self._file.close()
-            except (OSError, ValueError):
-                pass  # flushing to a dead daemon fails; the socket is closed below either way
             self._file = None
         if self._sock is not None:
             self._sock.close()
@@ -168,7 +168,9 @@ class DaemonClient:
                 return
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
-        raise ServerError(f"cannot reach nav's daemon for {self.root} at {self.paths.socket}; see {self.paths.log}")
+        raise ServerError(
+            f"cannot reach nav's daemon for {self.root} at {self.paths.socket}; see {self.paths.log}"
+        )
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         params: dict[str, Any] = dict(kwargs)
@@ -181,7 +183,9 @@ class DaemonClient:
             except (BrokenPipeError, ConnectionResetError, EOFError):
                 self.close()  # the daemon died mid-request: start a new one and retry once
                 if attempt == 2:
-                    raise ServerError(f"nav's daemon for {self.root} died twice answering `{method}`") from None
+                    raise ServerError(
+                        f"nav's daemon for {self.root} died twice answering `{method}`"
+                    ) from None
                 self._wait_for_exit()
         raise AssertionError("unreachable")
 

@@ -17,6 +17,7 @@ ROOT`` runs one in the foreground.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import inspect
 import json
@@ -142,14 +143,10 @@ class Daemon:
             self._server.serve_forever(poll_interval=0.2)
         finally:
             self._shutdown_parts()
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 self.paths.socket.unlink()
-            except FileNotFoundError:
-                pass
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 self.paths.info.unlink()
-            except FileNotFoundError:
-                pass
             os.close(lock_fd)
         return 0
 
@@ -397,7 +394,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon) -> None:
+    def __init__(
+        self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon
+    ) -> None:
         self.nav_daemon = daemon
         super().__init__(address, handler)
 
@@ -456,4 +455,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -93,7 +93,9 @@ class NavLanguageServer(LanguageServer):
         try:
             return path.relative_to(self.root).as_posix()
         except ValueError:
-            raise UsageError(f"`{path}` is outside the workspace {self.root}; nav only answers for its workspace") from None
+            raise UsageError(
+                f"`{path}` is outside the workspace {self.root}; nav only answers for its workspace"
+            ) from None
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
@@ -112,7 +114,9 @@ class NavLanguageServer(LanguageServer):
         line, col = from_lsp(self.line_text(rel, pos.line + 1), pos.line, pos.character)
         return f"{rel}:{line}:{col}"
 
-    def location(self, path: str, line: int, col: int, end_line: int | None = None, end_col: int | None = None) -> types.Location:
+    def location(
+        self, path: str, line: int, col: int, end_line: int | None = None, end_col: int | None = None
+    ) -> types.Location:
         from lsp.positions import to_lsp
 
         start = to_lsp(self.line_text(path, line), line, col)
@@ -152,7 +156,9 @@ def build_server(nav_factory: Any = None) -> NavLanguageServer:
 
     @server.feature(types.WORKSPACE_SYMBOL)
     @_guard
-    def workspace_symbol(ls: NavLanguageServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+    def workspace_symbol(
+        ls: NavLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.SymbolInformation]:
         query = (params.query or "").strip()
         if not query:
             return []

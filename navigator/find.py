@@ -41,12 +41,21 @@ def rrf(legs: dict[str, Sequence[Key]], *, k: int = RRF_K) -> dict[Key, tuple[fl
 
 
 def _from_symbol(s: Symbol) -> Found:
-    return Found(s.path, s.line, s.col, s.end_line, "definition", s.signature, s.qualified_name, 0.0, {}, s.signature)
+    return Found(
+        s.path, s.line, s.col, s.end_line, "definition", s.signature, s.qualified_name, 0.0, {}, s.signature
+    )
 
 
 def _from_hit(h: Hit) -> Found:
     return Found(
-        h.path, h.line, h.col, h.end_line, "definition" if h.is_definition else "reference", h.code, h.symbol, 0.0
+        h.path,
+        h.line,
+        h.col,
+        h.end_line,
+        "definition" if h.is_definition else "reference",
+        h.code,
+        h.symbol,
+        0.0,
     )
 
 
@@ -125,8 +134,18 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
     for key, (score, ranks) in ordered[:limit]:
         base = found[key]
         items.append(
-            Found(base.path, base.line, base.col, base.end_line, base.kind, base.code, base.symbol,
-                  round(score, 6), ranks, base.signature)  # fmt: skip
+            Found(
+                base.path,
+                base.line,
+                base.col,
+                base.end_line,
+                base.kind,
+                base.code,
+                base.symbol,
+                round(score, 6),
+                ranks,
+                base.signature,
+            )  # fmt: skip
         )
     if len(ordered) > limit:
         complete = False

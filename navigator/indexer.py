@@ -76,7 +76,9 @@ def decode(data: bytes) -> tuple[str, str | None]:
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
-        return data.decode("utf-8", errors="replace"), f"invalid UTF-8 at byte {exc.start}; decoded with replacement"
+        return data.decode(
+            "utf-8", errors="replace"
+        ), f"invalid UTF-8 at byte {exc.start}; decoded with replacement"
 
 
 def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:

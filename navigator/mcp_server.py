@@ -39,17 +39,23 @@ def build_server(nav: Any) -> MCPServer:
     """An MCP server over ``nav`` (a Navigator, or anything with the same verbs)."""
     server: MCPServer = MCPServer(name="nav", instructions=INSTRUCTIONS)
 
-    @server.tool(description="Answer a query about the code: a name (`createSalesOrder`, `Order.create`), "
-                 "a position (`src/a.py:12:5`) or a question (`where do we retry the ERP call`).")
+    @server.tool(
+        description="Answer a query about the code: a name (`createSalesOrder`, `Order.create`), "
+        "a position (`src/a.py:12:5`) or a question (`where do we retry the ERP call`)."
+    )
     def find(query: str, limit: int = 20) -> str:
         return render_response(_call(nav.query, query, limit=_limit(limit)), limit=limit)
 
-    @server.tool(description="Every reference to a symbol, from a real language server (exact), "
-                 "by name or qualified name; says if incomplete.")
+    @server.tool(
+        description="Every reference to a symbol, from a real language server (exact), "
+        "by name or qualified name; says if incomplete."
+    )
     def refs(name: str, limit: int = 50) -> str:
         return render_response(_call(nav.references, name), limit=_limit(limit))
 
-    @server.tool(name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures.")
+    @server.tool(
+        name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures."
+    )
     def def_(name: str, limit: int = 20) -> str:
         return render_response(_call(nav.definitions, name), limit=_limit(limit))
 
@@ -57,16 +63,23 @@ def build_server(nav: Any) -> MCPServer:
     def callers(name: str, limit: int = 50) -> str:
         return render_response(_call(nav.callers, name), limit=_limit(limit))
 
-    @server.tool(description="Search code by meaning and by name; returns the best chunks with their symbols.")
+    @server.tool(
+        description="Search code by meaning and by name; returns the best chunks with their symbols."
+    )
     def search(text: str, limit: int = 10) -> str:
         return render_response(_call(nav.search, text, k=_limit(limit)), limit=limit)
 
-    @server.tool(description="The symbols defined in one file, nested (path relative to the repository root).")
+    @server.tool(
+        description="The symbols defined in one file, nested (path relative to the repository root)."
+    )
     def outline(path: str, limit: int = 200) -> str:
         return render_response(_call(nav.outline, path), limit=_limit(limit))
 
-    @server.tool(name="map", description="An overview of the repository: its most important symbols' "
-                 "signatures, ranked by how much the code references them, within a token budget.")
+    @server.tool(
+        name="map",
+        description="An overview of the repository: its most important symbols' "
+        "signatures, ranked by how much the code references them, within a token budget.",
+    )
     def map_(tokens: int = 1024) -> str:
         if tokens < 16 or tokens > 16384:
             raise ToolError(f"tokens must be between 16 and 16384, got {tokens}")

@@ -34,7 +34,9 @@ def name_weight(name: str) -> float:
     """Specific names (long snake_case or camelCase) say more than short, generic or private ones."""
     if name.startswith("_"):
         return 0.1
-    specific = len(name) >= 8 and ("_" in name or any(a.islower() and b.isupper() for a, b in zip(name, name[1:])))
+    specific = len(name) >= 8 and (
+        "_" in name or any(a.islower() and b.isupper() for a, b in zip(name, name[1:], strict=False))
+    )
     return 10.0 if specific else 1.0
 
 
@@ -127,7 +129,9 @@ def render(ranked: Sequence[tuple[float, Definition]], *, tokens: int) -> tuple[
     for score, d in ranked:
         if score <= 0 and chosen:
             break
-        cost = estimate_tokens(f"  {d.line}: {d.signature}\n") + (0 if d.path in by_file else estimate_tokens(d.path + ":\n"))
+        cost = estimate_tokens(f"  {d.line}: {d.signature}\n") + (
+            0 if d.path in by_file else estimate_tokens(d.path + ":\n")
+        )
         if used + cost > tokens:
             continue
         used += cost

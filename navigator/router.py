@@ -62,7 +62,9 @@ def looks_like_identifier(word: str) -> bool:
 def classify(query: str) -> Route:
     """Route a query. Raises UsageError for an empty one."""
     if not isinstance(query, str) or not query.strip():
-        raise UsageError(f"a query is required, got {query!r}; e.g. `createSalesOrder` or `where do we retry`")
+        raise UsageError(
+            f"a query is required, got {query!r}; e.g. `createSalesOrder` or `where do we retry`"
+        )
     text = " ".join(query.split())
     pos = _POSITION.match(text)
     if pos and ("/" in pos["path"] or "." in pos["path"]):

@@ -285,9 +285,7 @@ class Store:
 
     def touch_file(self, path: str, *, size: int, mtime_ns: int) -> None:
         """Record a new stat for a file whose content hash did not change."""
-        self.conn.execute(
-            "UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path)
-        )
+        self.conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
 
     def delete_files(self, paths: Iterable[str]) -> int:
         n = 0
@@ -388,9 +386,7 @@ class Store:
                     ),
                 )
                 tokens = index_text(sym.qualified_name.replace(".", " "))
-                c.execute(
-                    "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, tokens)
-                )
+                c.execute("INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, tokens))
             path_tokens = index_text(parsed.path.replace("/", " ").replace(".", " "))
             for ch in parsed.chunks:
                 cur = c.execute(

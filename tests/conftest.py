@@ -31,5 +31,6 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
 
     return make
 
+
 # The CLI talks to a warm daemon by default; tests run it in-process unless they test the daemon.
 os.environ.setdefault("NAV_NO_DAEMON", "1")

@@ -166,5 +166,9 @@ def test_status_of_an_unindexed_root_creates_nothing(make_repo: Callable[[dict[s
 
 
 def test_symbols_ranks_names_covering_more_words_first(make_repo: Callable[[dict[str, str]], Path]) -> None:
-    nav = Navigator(make_repo({"a.py": "def index():\n    pass\n\n\ndef index_root():\n    pass\n\n\ndef root():\n    pass\n"}))
+    nav = Navigator(
+        make_repo(
+            {"a.py": "def index():\n    pass\n\n\ndef index_root():\n    pass\n\n\ndef root():\n    pass\n"}
+        )
+    )
     assert [s.name for s in nav.symbols("index root").items][:1] == ["index_root"]

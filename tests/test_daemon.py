@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -48,17 +49,19 @@ def process_gone(pid: int) -> bool:
 
 
 @pytest.fixture
-def root(make_repo: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Path]:
+def root(
+    make_repo: Callable[[dict[str, str]], Path],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Iterator[Path]:
     if "background" not in request.node.name:
         monkeypatch.setenv("NAV_DAEMON_NO_EMBED", "1")  # no model load where the test is not about it
     r = make_repo(FILES).resolve()
     yield r
     info = daemon_paths(r).info
     if info.exists():  # never leave a daemon behind
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(daemon_pid(r), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
 
 
 @pytest.fixture
@@ -72,7 +75,10 @@ def test_autostart_answers_like_the_api(root: Path, client: DaemonClient) -> Non
     remote = client.definitions("create_sales_order")
     local = Navigator(root, index_dir=root / ".nav-local").definitions("create_sales_order")
     assert remote.items == local.items
-    assert client.outline("orders.py").items == Navigator(root, index_dir=root / ".nav-local").outline("orders.py").items
+    assert (
+        client.outline("orders.py").items
+        == Navigator(root, index_dir=root / ".nav-local").outline("orders.py").items
+    )
     assert client.daemon_status()["pid"] == daemon_pid(root)
 
 

@@ -96,7 +96,9 @@ async def test_custom_requests(client: LanguageClient) -> None:
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_malformed_and_outside_requests_are_errors_not_crashes(client: LanguageClient, tmp_path: Path) -> None:
+async def test_malformed_and_outside_requests_are_errors_not_crashes(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     with pytest.raises(Exception, match="nav/find needs a string `query`"):
         await client.protocol.send_request_async("nav/find", {"query": 42})
     outside = tmp_path / "elsewhere.py"

@@ -60,7 +60,12 @@ def test_edit_add_delete_rename_revert(make_repo: Callable[[dict[str, str]], Pat
     (root / "util.py").unlink()
     assert nav.index().removed == ("util.py",)
     assert "helper" not in names(nav)
-    assert nav.store.conn.execute("SELECT count(*) FROM chunks c LEFT JOIN files f ON f.id=c.file_id WHERE f.id IS NULL").fetchone()[0] == 0
+    assert (
+        nav.store.conn.execute(
+            "SELECT count(*) FROM chunks c LEFT JOIN files f ON f.id=c.file_id WHERE f.id IS NULL"
+        ).fetchone()[0]
+        == 0
+    )
 
     (root / "new.py").rename(root / "renamed.py")
     report = nav.index()

@@ -64,7 +64,9 @@ def test_def_outline_map_and_errors(nav: Navigator) -> None:
             }
 
     out = anyio.run(go)
-    assert text_of(out["def"]).startswith("shop/orders.py:6:5  function  create_sales_order  def create_sales_order(")
+    assert text_of(out["def"]).startswith(
+        "shop/orders.py:6:5  function  create_sales_order  def create_sales_order("
+    )
     assert "  shop/orders.py:2:9  method  Order.total" in text_of(out["outline"])
     assert "shop/orders.py:" in text_of(out["map"]) and "symbols)" in text_of(out["map"])
     assert out["missing"].is_error and "did you mean `create_sales_order`" in text_of(out["missing"])

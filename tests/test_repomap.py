@@ -22,11 +22,17 @@ def test_pagerank_ranks_the_hub_and_sums_to_one() -> None:
 
 
 def d(key: int, name: str, path: str, container: str | None = None, kind: str = "function") -> Definition:
-    return Definition(key, name, path, key, f"def {name}()", kind, f"{container}.{name}" if container else name, container)
+    return Definition(
+        key, name, path, key, f"def {name}()", kind, f"{container}.{name}" if container else name, container
+    )
 
 
 def test_rank_definitions_prefers_widely_used_specific_names() -> None:
-    defs = [d(1, "create_sales_order", "orders.py"), d(2, "_helper", "orders.py"), d(3, "render_page", "views.py")]
+    defs = [
+        d(1, "create_sales_order", "orders.py"),
+        d(2, "_helper", "orders.py"),
+        d(3, "render_page", "views.py"),
+    ]
     refs = [
         ("api.py", "create_sales_order", 3),
         ("cli.py", "create_sales_order", 1),
@@ -73,7 +79,11 @@ def test_repo_map_on_a_real_index(nav: Navigator) -> None:
     m = nav.repo_map(tokens=200)
     names = [e.symbol.qualified_name for e in m.entries]
     assert names[:2] == ["create_sales_order", "Order"] or names[:2] == ["Order", "create_sales_order"]
-    assert names.index("create_sales_order") < names.index("rarely_used_helper") if "rarely_used_helper" in names else True
+    assert (
+        names.index("create_sales_order") < names.index("rarely_used_helper")
+        if "rarely_used_helper" in names
+        else True
+    )
     assert m.text.startswith("shop/orders.py:") and estimate_tokens(m.text) <= 200
     assert m.total_symbols >= 9
     with pytest.raises(UsageError, match="tokens must be an integer of at least 16"):

@@ -44,10 +44,14 @@ def fts() -> sqlite3.Connection:
 
 
 def _match(conn: sqlite3.Connection, query: str) -> set[int]:
-    return {r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (fts_query(query, mode="AND"),))}
+    return {
+        r[0] for r in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (fts_query(query, mode="AND"),))
+    }
 
 
-@pytest.mark.parametrize("query", ["createSalesOrder", "create_sales_order", "create sales order", "CreateSalesOrder"])
+@pytest.mark.parametrize(
+    "query", ["createSalesOrder", "create_sales_order", "create sales order", "CreateSalesOrder"]
+)
 def test_spellings_find_each_other(fts: sqlite3.Connection, query: str) -> None:
     assert {1, 2} <= _match(fts, query)
     assert 4 not in _match(fts, query)
