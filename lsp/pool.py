@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import logging
 import threading
 import time
@@ -331,6 +332,9 @@ class ServerPool:
                     f"no server for {language} installed (install: {install_command(language)})"
                 )
             definition, binary = found
+            why = definition.unusable(root, binary)
+            if why is not None:
+                raise _NoServer(why)
             session = ServerSession(definition, binary, root)
             try:
                 await asyncio.wait_for(session.start(), self.start_timeout_s)
@@ -352,7 +356,10 @@ class ServerPool:
             try:
                 session = await self._session(root, language, deadline)
                 name = session.definition.name
-                return await self._ask(session, op, positions, deadline, rescan)
+                answer = await self._ask(session, op, positions, deadline, rescan)
+                if session.notes:  # what the server's setup could not do (no tsconfig, old toolchain...)
+                    answer = dataclasses.replace(answer, notes=(*answer.notes, *session.notes))
+                return answer
             except _NoServer as exc:
                 return LspAnswer(complete=False, reason=str(exc), answered=False)
             except _Backoff as exc:

@@ -12,6 +12,7 @@ them; :func:`install_command` says how for each.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -72,7 +73,22 @@ def search_dirs() -> list[Path]:
     return seen
 
 
+def _own_dirs() -> list[Path]:
+    """Where ``scripts/install-servers.sh`` puts servers: nav's venv(s) and its npm prefix."""
+    dirs: list[Path] = [Path(sys.executable).parent]
+    for venv in _venv_dirs():
+        dirs += [venv / "bin", venv / NODE_PREFIX_NAME / "node_modules" / ".bin"]
+    return dirs
+
+
 def find_binary(names: tuple[str, ...]) -> str | None:
+    """nav's own installs first (a system ``gopls`` or ``clangd`` may be years older than
+    the one installed for nav), then ``PATH``, then the usual system directories."""
+    for d in _own_dirs():
+        for name in names:
+            p = d / name
+            if p.is_file() and os.access(p, os.X_OK):
+                return str(p)
     for name in names:
         found = shutil.which(name)
         if found:
@@ -176,6 +192,15 @@ class ServerDefinition:
     def is_ready_event(self, method: str, params: Any) -> bool:
         """Whether this notification from the server means it finished loading."""
         return False
+
+    def caveat(self, binary: str) -> str | None:
+        """A limit of this installed server that ``nav doctor`` should show, or None."""
+        return None
+
+    def unusable(self, root: Path, binary: str) -> str | None:
+        """Why this server cannot serve ``root`` at all (then it is not started and the
+        answer falls back to syntax matches with this reason), or None."""
+        return None
 
     def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
         try:
@@ -390,6 +415,36 @@ class TypeScriptLanguageServer(ServerDefinition):
 # -- Go ----------------------------------------------------------------------------------
 
 
+def go_mod_version(root: Path) -> str | None:
+    """The ``go`` directive of ``root/go.mod``, if any."""
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"^go\s+(\S+)", text, re.MULTILINE)
+    return m.group(1) if m else None
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return tuple(int(x) for x in m.groups(default="0")) if m else ()
+
+
+@functools.lru_cache(maxsize=8)
+def _go_built_with(binary: str) -> str | None:
+    """``go version BINARY``: the Go release a Go binary was built with."""
+    go = shutil.which("go") or find_binary(("go",))
+    if not go:
+        return None
+    try:
+        out = subprocess.run([go, "version", binary], capture_output=True, text=True, timeout=20,
+                             stdin=subprocess.DEVNULL, env={**os.environ, "GOTOOLCHAIN": "local"})  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"go\d+\.\d+(?:\.\d+)?", out.stdout)
+    return m.group(0) if m else None
+
+
 class Gopls(ServerDefinition):
     name = "gopls"
     key = "go"
@@ -408,6 +463,42 @@ class Gopls(ServerDefinition):
     def env(self, root: Path) -> dict[str, str]:
         # Never download modules or toolchains at run time.
         return {"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GO111MODULE": "auto"}
+
+    def built_with(self, binary: str) -> str | None:
+        """The Go release the gopls binary was built with: its go.mod parser and type
+        checker are that release's."""
+        return _go_built_with(binary)
+
+    def caveat(self, binary: str) -> str | None:
+        built = self.built_with(binary)
+        if built and _version_tuple(built) < (1, 21):
+            return (
+                f"gopls built with {built} (Debian bookworm's): modules whose go.mod says `go 1.N.M` "
+                "(Go 1.21+, most today) get syntax matches instead; a newer gopls needs the Go module "
+                "proxy, which this machine's registries do not include"
+            )
+        return None
+
+    def unusable(self, root: Path, binary: str) -> str | None:
+        wanted = go_mod_version(root)
+        built = self.built_with(binary)
+        if not wanted or not built:
+            return None
+        # Before Go 1.21 the go.mod parser accepts only `go 1.N`: a gopls built with an older
+        # Go (Debian bookworm's 0.5.0, built with go1.19) fails on every request.
+        if wanted.count(".") >= 2 and _version_tuple(built) < (1, 21):
+            return (
+                f"gopls at {binary} was built with {built} and cannot read go.mod's `go {wanted}` "
+                "(three-part Go versions need a gopls built with Go 1.21 or later; none installs from "
+                "PyPI, npm or Debian bookworm here)"
+            )
+        return None
+
+    def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
+        own = super().version(binary, timeout_s=timeout_s)
+        own = " ".join((own or "gopls").split())
+        built = self.built_with(binary)
+        return f"{own}, built with {built}" if built else own
 
     def settings(self, root: Path) -> dict[str, Any]:
         return {"gopls": {"linksInHover": False}}

@@ -382,6 +382,7 @@ class ExactNavigator:
             answer = self.pool.query(
                 self.root, language, op, positions, deadline_s=_left(deadline), rescan=self._rescan()
             )
+            notes += [f"{answer.server}: {n}" for n in answer.notes]
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
@@ -543,7 +544,7 @@ def doctor_language(language: str) -> Availability:
         binary = definition.locate()
         if binary is None:
             continue
-        reason = None
+        reason = definition.caveat(binary)
         if index > 0:
             reason = (
                 f"{preferred[0].name} not found; using {definition.name}"
