@@ -430,6 +430,35 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups(default="0")) if m else ()
 
 
+_REQUIRE = re.compile(r"^require[ \t]*\([ \t]*\n([\s\S]*?)^\)[ \t]*\n?|^require[ \t]+(\S+[ \t]+\S+)[^\n]*\n?", re.MULTILINE)
+
+
+def _strip_requirements(go_mod: str) -> str:
+    """go.mod without its ``require`` directives (single lines and blocks)."""
+    return _REQUIRE.sub("", go_mod)
+
+
+def _missing_requirements(root: Path) -> list[str]:
+    """Modules required by ``root/go.mod`` whose go.mod is not in the module cache."""
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    cache = Path(os.environ.get("GOMODCACHE") or Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg" / "mod")
+    missing: list[str] = []
+    for m in _REQUIRE.finditer(text):
+        lines = (m.group(1) or "").splitlines() if m.group(1) is not None else [m.group(2)]
+        for line in lines:
+            parts = line.split("//")[0].split()
+            if len(parts) < 2:
+                continue
+            module, version = parts[0], parts[1]
+            escaped = re.sub(r"[A-Z]", lambda c: "!" + c.group(0).lower(), module)
+            if not (cache / "cache" / "download" / escaped / "@v" / f"{version}.mod").exists():
+                missing.append(module)
+    return missing
+
+
 @functools.lru_cache(maxsize=8)
 def _go_built_with(binary: str) -> str | None:
     """``go version BINARY``: the Go release a Go binary was built with."""
@@ -462,7 +491,35 @@ class Gopls(ServerDefinition):
 
     def env(self, root: Path) -> dict[str, str]:
         # Never download modules or toolchains at run time.
-        return {"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GO111MODULE": "auto"}
+        flags = "-mod=mod"
+        if (self.shadow_dir(root) / "go.mod").exists():
+            flags += f" -modfile={self.shadow_dir(root) / 'go.mod'}"
+        return {"GOPROXY": "off", "GOTOOLCHAIN": "local", "GOFLAGS": flags, "GO111MODULE": "auto"}
+
+    @staticmethod
+    def shadow_dir(root: Path) -> Path:
+        return root / ".nav" / "gopls"
+
+    def prepare(self, root: Path) -> list[str]:
+        """Required modules missing from the module cache make ``go list`` (so gopls) fail
+        for the whole module (GOPROXY is off): then gopls gets a nav-owned copy of go.mod
+        without them (``-modfile``), so the module's own packages load and only imports of
+        the missing modules stay unresolved."""
+        shadow = self.shadow_dir(root)
+        for name in ("go.mod", "go.sum"):
+            (shadow / name).unlink(missing_ok=True)
+        missing = _missing_requirements(root)
+        if not missing or (root / "vendor" / "modules.txt").exists():
+            return []
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+        shadow.mkdir(parents=True, exist_ok=True)
+        (shadow / "go.mod").write_text(_strip_requirements(text))
+        (shadow / "go.sum").write_text("")
+        return [
+            f"{len(missing)} required modules are not in the Go module cache ({', '.join(missing[:3])}"
+            f"{'...' if len(missing) > 3 else ''}): references through their packages are missing; "
+            "references within this module are complete"
+        ]
 
     def built_with(self, binary: str) -> str | None:
         """The Go release the gopls binary was built with: its go.mod parser and type
@@ -501,7 +558,10 @@ class Gopls(ServerDefinition):
         return f"{own}, built with {built}" if built else own
 
     def settings(self, root: Path) -> dict[str, Any]:
-        return {"gopls": {"linksInHover": False}}
+        gopls: dict[str, Any] = {"linksInHover": False}
+        if (self.shadow_dir(root) / "go.mod").exists():
+            gopls["tempModfile"] = False  # gopls 0.5 would pass its own -modfile, a copy of go.mod
+        return {"gopls": gopls}
 
     def is_ready_event(self, method: str, params: Any) -> bool:
         if method == "$/progress":
