@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from navigator.config import Config, load_config
 from navigator.indexer import ProgressFn, index_root, stale_count
@@ -119,6 +119,7 @@ class Navigator:
         self._local = threading.local()
         self._stores: list[Store] = []
         self._lock = threading.RLock()
+        self._exact: ExactNavigator | None = None
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
         self.stale_note: str | None = None
@@ -341,7 +342,7 @@ class Navigator:
                 for row in store.symbols_by_name(n):
                     candidates.setdefault(row.id, row)
 
-        def rank(row: SymbolRow) -> tuple[float, ...]:
+        def rank(row: SymbolRow) -> tuple[Any, ...]:
             d = row.definition
             name, qn = d.name, d.qualified_name
             if name == pat or qn == pat:

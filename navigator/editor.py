@@ -55,7 +55,7 @@ class NavRpcError(JsonRpcException):
 
 
 def _rpc_error(err: NavError) -> NavRpcError:
-    return NavRpcError(message=str(err), code=err.rpc_code, data={"type": type(err).__name__})
+    return NavRpcError(message=str(err), code=err.rpc_code, data={"type": type(err).__name__})  # type: ignore[no-untyped-call]
 
 
 class NavLanguageServer(LanguageServer):
@@ -138,7 +138,7 @@ def _guard(fn: Any) -> Any:
         except NavError as err:
             raise _rpc_error(err) from None
         except (AttributeError, TypeError, KeyError, ValueError) as err:
-            raise NavRpcError(message=f"invalid params: {err}", code=INVALID_PARAMS) from None
+            raise NavRpcError(message=f"invalid params: {err}", code=INVALID_PARAMS) from None  # type: ignore[no-untyped-call]
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__

@@ -8,7 +8,7 @@ search of :mod:`navigator.search`. Every hit keeps the rank each leg gave it.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
@@ -24,7 +24,7 @@ LEG_DEPTH = 50
 Key = tuple[str, int]
 
 
-def rrf(legs: dict[str, Sequence[Key]], *, k: int = RRF_K) -> dict[Key, tuple[float, dict[str, int]]]:
+def rrf(legs: Mapping[str, Sequence[Key]], *, k: int = RRF_K) -> dict[Key, tuple[float, dict[str, int]]]:
     """Reciprocal rank fusion over keyed result lists: key -> (Σ 1/(k + rank), {leg: rank})."""
     fused: dict[Key, tuple[float, dict[str, int]]] = {}
     for leg, keys in legs.items():

@@ -106,9 +106,9 @@ def rank_definitions(
     pr = pagerank(nodes, edges)
     score: dict[int, float] = defaultdict(float)
     for (src, name), weight in uses.items():
-        targets = by_name[name]
-        share = pr.get(src, 0.0) * weight / len(targets)
-        for d in targets:
+        named = by_name[name]
+        share = pr.get(src, 0.0) * weight / len(named)
+        for d in named:
             score[d.key] += share
     # a file's own top-level API outranks its members at equal references
     ranked = [(score.get(d.key, 0.0) * (1.0 if d.container is None else 0.5), d) for d in defs]

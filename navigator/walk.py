@@ -88,7 +88,7 @@ class WalkOptions:
     extra_ignores: tuple[str, ...] = ()
 
 
-def _load_spec(directory: str, names: set[str]) -> pathspec.PathSpec | None:
+def _load_spec(directory: str, names: set[str]) -> pathspec.GitIgnoreSpec | None:
     lines: list[str] = []
     for name in (".gitignore", ".navignore"):
         if name not in names:
@@ -104,7 +104,7 @@ def _load_spec(directory: str, names: set[str]) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str, is_dir: bool) -> bool:
+def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
     """Apply the ignore files from the root down; a deeper file's rules win (negations work)."""
     verdict = False
     candidate = rel + "/" if is_dir else rel
@@ -131,7 +131,7 @@ def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
     opts = options or WalkOptions()
     root_s = os.path.abspath(root)
     result = WalkResult()
-    root_specs: list[tuple[str, pathspec.PathSpec]] = []
+    root_specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
     if opts.extra_ignores:
         root_specs.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
     for item in _walk_dir(root_s, "", root_specs, opts, result):
@@ -143,7 +143,7 @@ def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
 def _walk_dir(
     root: str,
     rel_dir: str,
-    specs: list[tuple[str, pathspec.PathSpec]],
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
     opts: WalkOptions,
     result: WalkResult,
 ) -> Iterator[WalkedFile]:

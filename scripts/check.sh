@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole toolchain in one command: lint, format check, types (strict on navigator/ and storage/), tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+.venv/bin/python -m pip install -q ruff mypy >/dev/null
+.venv/bin/ruff check navigator storage lsp semantic tests bench
+.venv/bin/ruff format --check navigator/client.py navigator/daemon.py navigator/router.py navigator/find.py storage
+.venv/bin/mypy navigator storage
+.venv/bin/python -m pytest -q "$@"
