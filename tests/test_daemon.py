@@ -201,3 +201,19 @@ def test_vectors_fill_in_the_background(root: Path, client: DaemonClient) -> Non
     done = client.search("make a new order for a customer", k=3)
     assert done.complete, done.reason
     assert any("vector" in h.ranks for h in done.items)
+
+
+def test_cli_client_path_imports_no_heavy_modules(root: Path, client: DaemonClient) -> None:
+    client.connect()  # a daemon serves the root
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "navigator.cli", "-C", str(root), "def", "Order"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.startswith("orders.py:1:7")
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    heavy = {"torch", "faiss", "sentence_transformers", "tree_sitter", "tree_sitter_language_pack", "multilspy"}
+    assert not imported & heavy, imported & heavy
