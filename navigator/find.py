@@ -96,7 +96,12 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
             return
         for s in defs.items:
             add("symbols", _from_symbol(s))
-        refs = getattr(nav, "references", None)
+        if route.intent == "definition":
+            return  # the symbol table's definitions are the answer
+        verb = {"callers": "callers", "callees": "callees", "implementations": "implementations"}.get(
+            route.intent, "references"
+        )
+        refs = getattr(nav, verb, None)
         if refs is None:
             return
         resp = refs(name, deadline_s=deadline_s, limit=LEG_DEPTH * 4)

@@ -18,6 +18,20 @@ from typing import Literal
 from storage.errors import UsageError
 
 RouteKind = Literal["exact", "position", "semantic", "both"]
+Intent = Literal["references", "callers", "callees", "implementations", "definition"]
+
+# What the exact leg should ask for, read off the phrasing ("who calls X" wants callers).
+_INTENTS: tuple[tuple[re.Pattern[str], Intent], ...] = (
+    (
+        re.compile(
+            r"\b(who|what|which \w+)\s+(calls|invokes)\b|\bcall(er)?s? (of|to)\b|\bcall sites?\b", re.I
+        ),
+        "callers",
+    ),
+    (re.compile(r"\bwhat does .+ call\b|\bcallees?\b|\bcalled by\b", re.I), "callees"),
+    (re.compile(r"\bimplement(s|ations?|ers?)?\b|\bsubclass(es)?\b|\boverrides?\b", re.I), "implementations"),
+    (re.compile(r"\bwhere is .+ (defined|declared)\b|\bdefinition of\b", re.I), "definition"),
+)
 
 _IDENT = r"[A-Za-z_$][\w$]*"
 _QUALIFIED = re.compile(rf"^{_IDENT}(?:(?:\.|::|#){_IDENT})*$")
@@ -41,6 +55,8 @@ class Route:
     line: int | None = None
     col: int | None = None
     why: str = ""
+    intent: Intent = "references"
+    """What the exact leg asks the language server: references unless the phrasing says otherwise."""
 
     def describe(self) -> str:
         return f"{self.kind}: {self.why}" if self.why else self.kind
@@ -98,5 +114,7 @@ def classify(query: str) -> Route:
             found.append(word)
     if found:
         names = ", ".join(f"`{n}`" for n in found)
-        return Route(kind="both", text=text, identifiers=tuple(found), why=f"prose naming {names}: fused")
+        intent = next((i for pattern, i in _INTENTS if pattern.search(text)), "references")
+        why = f"prose naming {names}: fused" + ("" if intent == "references" else f", asking for {intent}")
+        return Route(kind="both", text=text, identifiers=tuple(found), why=why, intent=intent)
     return Route(kind="semantic", text=text, why="prose: search by meaning")

@@ -56,3 +56,20 @@ def test_empty_query_is_a_usage_error(bad: object) -> None:
 def test_route_says_why() -> None:
     assert "identifier `Order.create`" in classify("Order.create").describe()
     assert classify("how does caching work").describe() == "semantic: prose: search by meaning"
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("who calls createSalesOrder", "callers"),
+        ("callers of `Order.create`", "callers"),
+        ("what uses MAX_ITEMS", "references"),
+        ("what does create_sales_order call", "callees"),
+        ("who implements PaymentGateway", "implementations"),
+        ("where is create_sales_order defined", "definition"),
+        ("retry logic in http_client.send", "references"),
+    ],
+)
+def test_intent_from_phrasing(query: str, intent: str) -> None:
+    route = classify(query)
+    assert route.kind == "both" and route.intent == intent

@@ -1,0 +1,60 @@
+"""Navigator.query end to end: the real router, symbol table, language server and search."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from navigator import Navigator
+
+WORKSPACE = Path(__file__).parent / "workspaces" / "python"
+
+
+@pytest.fixture(scope="module")
+def nav(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Navigator]:
+    root = tmp_path_factory.mktemp("find") / "ws"
+    shutil.copytree(WORKSPACE, root)
+    n = Navigator(root)
+    n.index()
+    yield n
+    n.close()
+
+
+def test_a_name_goes_to_the_exact_leg(nav: Navigator) -> None:
+    resp = nav.query("create_sales_order", deadline_s=60)
+    assert resp.source == "router:exact" and resp.notes[0].startswith("routed exact")
+    top = resp.items[0]
+    assert (top.path, top.kind) == ("orders/service.py", "definition")
+    assert set(top.ranks) >= {"symbols", "lsp"}
+    refs = {(f.path, f.line) for f in resp.items if f.kind == "reference"}
+    assert ("orders/app.py", 12) in refs and ("orders/__init__.py", 4) in refs
+    assert all("lsp" in f.ranks or "symbols" in f.ranks for f in resp.items)
+
+
+def test_who_calls_asks_for_callers_and_fuses_with_search(nav: Navigator) -> None:
+    resp = nav.query("who calls create_sales_order", deadline_s=60)
+    assert resp.source == "router:both" and "asking for callers" in resp.notes[0]
+    callers = [f for f in resp.items if "lsp" in f.ranks]
+    assert [(f.path, f.line, f.symbol) for f in callers] == [("orders/app.py", 12, "main")]
+    assert any("search" in f.ranks for f in resp.items)
+
+
+def test_prose_goes_to_search(nav: Navigator) -> None:
+    resp = nav.query("the report that sums a list of numbers")
+    assert resp.source == "router:semantic"
+    assert resp.items and resp.items[0].kind == "code"
+    assert all(set(f.ranks) == {"search"} for f in resp.items)
+
+
+def test_a_position_goes_to_that_symbol(nav: Navigator) -> None:
+    resp = nav.query("orders/app.py:12:13", deadline_s=60)
+    assert resp.source == "router:position"
+    assert ("orders/service.py", 6) in {(f.path, f.line) for f in resp.items if f.kind == "definition"}
+
+
+def test_limit_bounds_the_answer_and_says_so(nav: Navigator) -> None:
+    resp = nav.query("Order", limit=2, deadline_s=60)
+    assert len(resp.items) == 2 and not resp.complete and "limit reached" in (resp.reason or "")
