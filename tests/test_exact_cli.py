@@ -50,5 +50,6 @@ def test_doctor_lists_languages() -> None:
     result = CliRunner().invoke(main, ["doctor", "--json"])
     assert result.exit_code == 0, result.output
     langs = {a["language"]: a for a in json.loads(result.stdout)["items"]}
-    assert langs["java"]["found"] is False and langs["java"]["reason"]
+    assert langs["rust"]["found"] is False and "rust-analyzer" in langs["rust"]["reason"]
+    assert langs["java"]["server"] == "jdtls"
     assert langs["python"]["server"] in ("basedpyright", "jedi-language-server")
