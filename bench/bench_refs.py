@@ -104,10 +104,14 @@ def main() -> int:
             from lsp.positions import from_lsp
 
             direct.add((rel, *from_lsp(lt, loc.start_line, loc.start_character)))
-        recall = len(api & direct) / len(direct) if direct else 1.0
+        if not ans.answered:  # no server answer to compare with (none usable, or it failed)
+            recall = None
+        else:
+            recall = len(api & direct) / len(direct) if direct else 1.0
         results.append({"name": d.qualified_name, "api": len(api), "direct": len(direct), "recall": recall,
                         "complete": resp.complete, "reason": resp.reason, "direct_complete": ans.complete,
-                        "direct_reason": ans.reason, "ms": round(latencies[-1], 1)})  # fmt: skip
+                        "direct_reason": ans.reason, "ms": round(latencies[-1], 1),
+                        "source": resp.source})  # fmt: skip
         print(f"{len(results):3d} {d.qualified_name}: api {len(api)} direct {len(direct)} "
               f"{latencies[-1]:.0f} ms {resp.reason or ''}", file=sys.stderr, flush=True)
 
@@ -139,8 +143,13 @@ def main() -> int:
         "files": report.files,
         "language": args.language,
         "functions": len(results),
-        "mean_recall_vs_direct": statistics.mean(x["recall"] for x in results),
+        "functions_server_answered": sum(1 for x in results if x["recall"] is not None),
+        "mean_recall_vs_direct": (
+            statistics.mean(x["recall"] for x in results if x["recall"] is not None)
+            if any(x["recall"] is not None for x in results) else None
+        ),
         "functions_100pct": sum(1 for x in results if x["recall"] == 1.0),
+        "api_sources": sorted({x["source"] or "-" for x in results}),
         "incomplete_responses": sum(1 for x in results if not x["complete"]),
         "cold_first_refs_s": round(cold_s, 2),
         "cold_first_complete": first.complete,
@@ -161,7 +170,7 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1))
     print(json.dumps({k: v for k, v in out.items() if k != "per_function"}, indent=1))
-    misses = [x for x in results if x["recall"] < 1.0]
+    misses = [x for x in results if x["recall"] is not None and x["recall"] < 1.0]
     for x in misses:
         print("MISS", x)
     return 0
