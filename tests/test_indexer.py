@@ -218,3 +218,28 @@ def test_a_parser_change_reparses_everything(make_repo: Callable[[dict[str, str]
     assert report.updated == ("orders.py", "util.py") and report.unchanged == 0
     assert nav.index().unchanged == 2  # and then it is current again
     nav.close()
+
+
+def test_a_version_1_index_is_migrated_in_place(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    import storage.db as sdb
+
+    root = make_repo({"orders.py": ORDERS})
+    db = root / ".nav" / "index.db"
+    db.parent.mkdir()
+    conn = sqlite3.connect(db)  # an index as nav wrote it before stemming (schema 1)
+    for stmt in sdb._split_sql(sdb._SCHEMA_V1):
+        conn.execute(stmt)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.commit()
+    conn.close()
+    nav = Navigator(root)
+    nav.index()
+    assert nav.store.get_meta("schema_version") == "2"
+    sql = nav.store.conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_fts'").fetchone()[0]
+    assert "porter" in sql
+    # stemming: "creates sales orders" finds create_sales_order
+    hits = nav.store.conn.execute(
+        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", ('"creates" AND "orders"',)
+    ).fetchone()[0]
+    assert hits == 1
+    nav.close()
