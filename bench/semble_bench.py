@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic.embed import load_embedder  # noqa: E402
+from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 BENCH = Path(os.environ.get("NAV_SEMBLE", HERE.parent.parent / "shared" / "bench" / "semble"))
@@ -99,13 +99,15 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
-def run_repo(repo: dict[str, Any], model: str | None, cold: bool, configs: list[str]) -> dict[str, Any]:
+def run_repo(
+    repo: dict[str, Any], model: str | None, cold: bool, configs: list[str], max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH
+) -> dict[str, Any]:
     name = repo["name"]
     broot = repo.get("benchmark_root") or ""
     root = CORPORA / name / broot
     prefix = (broot.strip("/") + "/") if broot else ""
     queries = json.loads((BENCH / "annotations" / f"{name}.json").read_text())
-    embedder = load_embedder(model)
+    embedder = load_embedder(model, max_seq_length=max_seq_length)
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.model_id)
     db = CORPORA / ".idx" / slug / f"{name}.db"
     if cold:
@@ -201,6 +203,7 @@ def main() -> None:
     ap.add_argument("--languages", default="python", help="comma-separated languages (when --repos is empty)")
     ap.add_argument("--model", default="default", help="'default' (MiniLM) or a local model directory")
     ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--max-seq-length", type=int, default=DEFAULT_MAX_SEQ_LENGTH, help="transformer tokens per chunk")
     ap.add_argument("--cold", action="store_true", help="delete the bench indexes first")
     ap.add_argument("--out", default=str(HERE / "results" / "semble.json"))
     args = ap.parse_args()
@@ -216,7 +219,7 @@ def main() -> None:
     model = None if args.model == "default" else args.model
     results = []
     for repo in chosen:
-        r = run_repo(repo, model, args.cold, configs)
+        r = run_repo(repo, model, args.cold, configs, args.max_seq_length)
         results.append(r)
         print(
             f"{r['repo']:12s} {r['language']:10s} chunks={r['chunks']:6d} index={r['index_s']:6.1f}s "
@@ -229,7 +232,7 @@ def main() -> None:
     print(text)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"model": args.model, "configs": configs, "summary": summary, "repos": results}, indent=1))
+    out.write_text(json.dumps({"model": args.model, "max_seq_length": args.max_seq_length, "configs": configs, "summary": summary, "repos": results}, indent=1))
     out.with_suffix(".md").write_text(f"model: {args.model}\n\n{text}\n")
 
 
