@@ -40,6 +40,7 @@ log = logging.getLogger("nav.daemon")
 
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
 DEBOUNCE_S = 0.15
+INITIAL_INDEX_WAIT_S = 240.0
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
 METHODS: frozenset[str] = frozenset(
@@ -106,6 +107,7 @@ class Daemon:
         self.embed_background = embed
         self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
+        self._initial_done = threading.Event()
         self.vectors: tuple[int, int] | None = None
         """(chunks with a vector, chunks) after the last background embedding slice."""
 
@@ -172,6 +174,8 @@ class Daemon:
             self._sync()
         except NavError as exc:
             log.warning("initial index failed: %s", exc)
+        finally:
+            self._initial_done.set()
 
     def _embed_loop(self, slice_s: float = 3.0) -> None:
         """Fill in missing vectors in slices, so lexical search answers at once and vectors follow."""
@@ -328,6 +332,11 @@ class Daemon:
         if method not in METHODS or not callable(getattr(self.nav, method, None)):
             raise _RpcError(METHOD_NOT_FOUND, f"unknown method `{method}`")
         fn = getattr(self.nav, method)
+        if method not in ("index", "status") and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S):
+            # answering from a half-built index would call real symbols unknown
+            raise _RpcError(
+                INTERNAL_ERROR, f"the first index of {self.root} is still being built; ask again in a moment"
+            )
         if method != "index" and self.watching and not self.wait_fresh():
             log.warning("answering %s before a pending re-index finished", method)
         args: list[Any] = []
