@@ -104,10 +104,8 @@ def main() -> int:
             from lsp.positions import from_lsp
 
             direct.add((rel, *from_lsp(lt, loc.start_line, loc.start_character)))
-        if not ans.answered:  # no server answer to compare with (none usable, or it failed)
-            recall = None
-        else:
-            recall = len(api & direct) / len(direct) if direct else 1.0
+        # None: no server answer to compare with (none usable, or it failed)
+        recall = (len(api & direct) / len(direct) if direct else 1.0) if ans.answered else None
         results.append({"name": d.qualified_name, "api": len(api), "direct": len(direct), "recall": recall,
                         "complete": resp.complete, "reason": resp.reason, "direct_complete": ans.complete,
                         "direct_reason": ans.reason, "ms": round(latencies[-1], 1),

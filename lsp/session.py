@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import os
 import signal
@@ -255,7 +256,7 @@ class ServerSession:
                 await asyncio.wait_for(handler.send_request("shutdown", None), timeout=2.0)
                 handler.notify.exit()
                 await asyncio.wait_for(self.exited.wait(), timeout=2.0)
-            except (asyncio.TimeoutError, RpcError, ConnectionError, RuntimeError):
+            except (TimeoutError, RpcError, ConnectionError, RuntimeError):
                 pass
         self.kill()
         if handler is not None:
@@ -266,7 +267,7 @@ class ServerSession:
         if self._watch is not None and proc is not None:
             try:
                 await asyncio.wait_for(self.exited.wait(), timeout=5.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("%s (pid %s) did not exit after SIGKILL", self.definition.name, self.pid)
         transport = getattr(proc, "_transport", None)
         if transport is not None:
@@ -278,10 +279,8 @@ class ServerSession:
         pid = self.pid
         if pid is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     # -- requests --------------------------------------------------------------------------
 
@@ -292,16 +291,14 @@ class ServerSession:
         rid = handler.request_id
         try:
             return await asyncio.wait_for(handler.send_request(method, params), timeout=max(timeout_s, 0.001))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if not self.exited.is_set():
                 handler.notify.cancel_request({"id": rid})
             raise
         except (ConnectionError, BrokenPipeError) as exc:
             # Writing to a dead server: let the exit watcher catch up, then report the exit.
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.exited.wait(), timeout=2.0)
-            except asyncio.TimeoutError:
-                pass
             raise ServerExited(f"{self.definition.name} is gone ({exc})") from exc
         except RpcError as exc:
             if self.exited.is_set():

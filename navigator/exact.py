@@ -147,12 +147,11 @@ def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
     best: SymbolRow | None = None
     for row in rows:
         span = row.definition.span
-        if span.start_line <= line <= span.end_line:
-            if best is None or (span.start_line, -span.end_line) > (
-                best.definition.span.start_line,
-                -best.definition.span.end_line,
-            ):
-                best = row
+        if span.start_line <= line <= span.end_line and (
+            best is None
+            or (span.start_line, -span.end_line) > (best.definition.span.start_line, -best.definition.span.end_line)
+        ):
+            best = row
     return best
 
 
@@ -175,9 +174,8 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
         except ValueError:
             raise UsageError(f"`{pos[0]}` is outside the root {root}") from None
         return [_position_target(root, rel, pos[1], pos[2], table=table)]
-    if pos is not None and ("/" in pos[0] or "." in pos[0].rsplit("/", 1)[-1]):
-        if not (root / pos[0]).exists():
-            raise UsageError(f"no file `{pos[0]}` under {root} (position `{query}`)")
+    if pos is not None and ("/" in pos[0] or "." in pos[0].rsplit("/", 1)[-1]) and not (root / pos[0]).exists():
+        raise UsageError(f"no file `{pos[0]}` under {root} (position `{query}`)")
     rows = table.resolve(query)
     if not rows:
         raise SymbolNotFoundError(query, table.suggestions(query))
@@ -454,6 +452,7 @@ class ExactNavigator:
         symbol = enclosing.definition.qualified_name if enclosing else None
         if op == "callers" and symbol is None and name:
             symbol = name
+        kind: str | None
         if defined is not None:
             kind = defined.definition.kind
         elif op in ("callers", "callees"):

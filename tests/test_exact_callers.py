@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from test_exact_servers import DEADLINE, WORKSPACES, require_server
 
 from navigator.api import Navigator
 from navigator.exact import ExactNavigator, NavigatorTable
-from test_exact_servers import DEADLINE, WORKSPACES, require_server
 
 pytestmark = pytest.mark.slow
 

@@ -35,18 +35,26 @@ def test_strip_requirements_keeps_everything_else() -> None:
     assert "module example.com/orders" in stripped and "go 1.21" in stripped and "replace" in stripped
 
 
-def test_missing_requirements_are_those_not_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_requirements_are_those_not_in_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "go.mod").write_text(GO_MOD)
     cache = tmp_path / "modcache"
     monkeypatch.setenv("GOMODCACHE", str(cache))
-    assert _missing_requirements(tmp_path) == ["github.com/absent/money", "github.com/absent/log", "golang.org/x/absent"]
+    assert _missing_requirements(tmp_path) == [
+        "github.com/absent/money",
+        "github.com/absent/log",
+        "golang.org/x/absent",
+    ]
     present = cache / "cache" / "download" / "github.com" / "absent" / "log" / "@v"
     present.mkdir(parents=True)
     (present / "v0.1.0.mod").write_text("module github.com/absent/log\n")
     assert "github.com/absent/log" not in _missing_requirements(tmp_path)
 
 
-def test_old_gopls_is_not_started_on_a_three_part_go_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_old_gopls_is_not_started_on_a_three_part_go_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "go.mod").write_text("module x\n\ngo 1.25.0\n")
     monkeypatch.setattr(Gopls, "built_with", lambda self, binary: "go1.19.5")
     why = Gopls().unusable(tmp_path, "/usr/bin/gopls")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from test_exact_servers import DEADLINE, WORKSPACES, require_server
@@ -62,7 +61,9 @@ def test_precision_method_versus_static_of_the_same_name(java: ExactNavigator) -
     app = f"{PKG}/App.java"
     line = (java.root / app).read_text().splitlines()[11]
     assert {(h.path, h.col) for h in method.items if h.path == app} == {(app, line.index("order.total") + 7)}
-    assert {(h.path, h.col) for h in static.items if h.path == app} == {(app, line.index("Reports.total") + 9)}
+    assert {(h.path, h.col) for h in static.items if h.path == app} == {
+        (app, line.index("Reports.total") + 9)
+    }
 
 
 def test_callers(java: ExactNavigator) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from navigator.exact import ExactNavigator, enclosing_symbol, parse_position, resolve_targets
 from lsp.pool import LspAnswer, Operation, Position
+from navigator.exact import ExactNavigator, enclosing_symbol, parse_position, resolve_targets
 from storage.db import RefRow, SymbolRow
 from storage.errors import SymbolNotFoundError, UsageError
 from storage.model import Span, SymbolDef

@@ -37,7 +37,9 @@ def lines(nav: Navigator, name: str) -> set[tuple[str, int]]:
     return {(h.path, h.line) for h in resp.items}
 
 
-def test_reported_changes_reach_the_server_without_walking(nav: Navigator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reported_changes_reach_the_server_without_walking(
+    nav: Navigator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     walks: list[Path] = []
     scan = ServerSession._scan
 
