@@ -41,6 +41,9 @@ def collect(repo: dict[str, Any], model: str | None, seq: int) -> list[dict[str,
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.model_id)
     db = CORPORA / ".idx" / slug / f"{name}.db"
     cache = db.with_suffix(".legs.pkl")
+    if not db.exists():
+        print(f"skip {name}: no index at {db}", file=sys.stderr)
+        return []
     if cache.exists() and cache.stat().st_mtime > db.stat().st_mtime:
         return pickle.loads(cache.read_bytes())
     broot = repo.get("benchmark_root") or ""
@@ -49,7 +52,9 @@ def collect(repo: dict[str, Any], model: str | None, seq: int) -> list[dict[str,
     search = SemanticSearch(store, embedder=embedder, vectors_dir=db.parent / f"{name}.vectors")
     rep = search.sync(max_embed=0, save=False)
     if not rep.complete:
-        print(f"warning: {name}: vectors {rep.vectors}/{rep.chunks}", file=sys.stderr)
+        print(f"skip {name}: vectors {rep.vectors}/{rep.chunks}", file=sys.stderr)
+        store.close()
+        return []
     out = []
     for q in json.loads((BENCH / "annotations" / f"{name}.json").read_text()):
         terms = query_terms(q["query"])
@@ -181,6 +186,15 @@ def experiments(records: list[dict[str, Any]], which: str) -> None:
             "compat0.3": (fused, {"COMPAT_PENALTY": 0.3}),
             "dts0.7": (fused, {"DTS_PENALTY": 0.7}),
             "reexport0.5": (fused, {"REEXPORT_PENALTY": 0.5}),
+        },
+        "prose": {
+            "fused": (fused, {}),
+            "prose0.5": (fused, {"PROSE_PENALTY": 0.5}),
+            "prose0.3": (fused, {"PROSE_PENALTY": 0.3}),
+            "docs0.5": (fused, {"DOCS_PENALTY": 0.5}),
+            "docs0.3": (fused, {"DOCS_PENALTY": 0.3}),
+            "docs0.5+prose0.5": (fused, {"DOCS_PENALTY": 0.5, "PROSE_PENALTY": 0.5}),
+            "docs0.3+prose0.3": (fused, {"DOCS_PENALTY": 0.3, "PROSE_PENALTY": 0.3}),
         },
         "combo": {
             "fused": (fused, {}),

@@ -45,7 +45,7 @@ on TS/JS/Go/Rust (0 on Python), as in semble's own ranking."""
 VENDOR_PENALTY = 0.25
 """Vendored and generated code: below tests (it is rarely what a search means)."""
 DOCS_PENALTY = 0.85
-PROSE_PENALTY = 0.7
+PROSE_PENALTY = 0.5
 """Markdown, config and data files: a code search should rank code first."""
 PATH_LEG_WEIGHT = 1.0
 DTS_PENALTY = 1.0
@@ -138,7 +138,7 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
 _TEST = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$")
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
 _PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv"})
-_DOCS = re.compile(r"(^|/)(docs?|examples?|benchmarks?|docs_src)(/|$)")
+_DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 
 _COMPAT = re.compile(r"(^|/)(compat|_compat|legacy)(/|\.[a-z]+$)")
@@ -146,17 +146,18 @@ _REEXPORT = frozenset({"__init__.py"})
 
 
 def file_penalty(path: str, terms: QueryTerms) -> float:
-    """A multiplier below 1 for tests, vendored and example code, unless the query asks for it."""
+    """A multiplier below 1 for tests, vendored, example and prose files, unless the query
+    asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both)."""
     asks = terms.stems
-    if _VENDOR.search(path):
-        return VENDOR_PENALTY
-    if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
-        return TEST_PENALTY
-    if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
-        return DOCS_PENALTY
-    if path.rsplit(".", 1)[-1].lower() in _PROSE_EXTENSIONS and not ({"doc", "readme", "documentation"} & asks):
-        return PROSE_PENALTY
     penalty = 1.0
+    if _VENDOR.search(path):
+        penalty *= VENDOR_PENALTY
+    if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
+        penalty *= TEST_PENALTY
+    if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
+        penalty *= DOCS_PENALTY
+    if path.rsplit(".", 1)[-1].lower() in _PROSE_EXTENSIONS and not ({"doc", "readme", "documentation"} & asks):
+        penalty *= PROSE_PENALTY
     if _COMPAT.search(path) and not ({"compat", "compatibility", "legacy"} & asks):
         penalty *= COMPAT_PENALTY
     if path.endswith(".d.ts"):
