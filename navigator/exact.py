@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lsp.pool import Location, Operation, Position, ServerPool
+from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
 from lsp.positions import from_lsp, to_lsp
 from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
 from navigator.results import Hit, Response
@@ -381,6 +381,16 @@ class ExactNavigator:
                 self.root, language, op, positions, deadline_s=_left(deadline), rescan=self._rescan()
             )
             notes += [f"{answer.server}: {n}" for n in answer.notes]
+            if _blind(op, answer, group):
+                # Asked at a definition with includeDeclaration, a server that has loaded the
+                # file returns at least that definition: nothing at all means it has not.
+                answer = dataclasses.replace(
+                    answer,
+                    complete=False,
+                    answered=False,
+                    reason=f"{answer.server} found nothing, not even the definition: it has not loaded "
+                    "the project of this file (build import failed?)",
+                )
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
@@ -573,6 +583,17 @@ def doctor() -> Response[Availability]:
     missing = [a.language for a in items if not a.found]
     return Response(items=items, complete=not missing,
                     reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
+
+
+def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:
+    """A complete, empty ``references`` answer asked at definitions (never a true answer)."""
+    return (
+        op == "references"
+        and answer.answered
+        and answer.complete
+        and not answer.locations
+        and all(t.qualified_name is not None for t in group)
+    )
 
 
 def _left(deadline: float) -> float:

@@ -149,3 +149,23 @@ def test_bad_options_are_usage_errors(root: Path) -> None:
         exact.references("total", deadline_s=0)
     with pytest.raises(UsageError, match="limit"):
         exact.references("total", limit=0)
+
+
+class BlindPool(NoServerPool):
+    """A server that answers, complete, with nothing: it has not loaded the file's project."""
+
+    def query(
+        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        rescan: bool = True,
+    ) -> LspAnswer:
+        self.calls.append((language, op, list(positions)))
+        return LspAnswer(server="blind")
+
+
+def test_empty_references_at_a_definition_are_not_a_complete_answer(root: Path) -> None:
+    exact = ExactNavigator(root, FakeTable(), pool=BlindPool())  # type: ignore[arg-type]
+    resp = exact.references("total")
+    assert not resp.complete and "not even the definition" in (resp.reason or "")
+    assert resp.source == "syntax" and resp.items and all(h.provenance == ("syntax",) for h in resp.items)
+    # at an explicit position an empty answer can be true (whitespace, a keyword): it stands
+    assert exact.references("orders/app.py:1:1").complete
