@@ -160,6 +160,9 @@ def main() -> None:
         compare_seq(args, [int(x) for x in args.compare_seq.split(",")])
         return
     records = load(args)
+    if args.experiments == "report":
+        report(records)
+        return
     for which in filter(None, args.experiments.split(",")):
         print(f"\n{which}")
         experiments(records, which)
@@ -195,6 +198,23 @@ def experiments(records: list[dict[str, Any]], which: str) -> None:
             "docs0.3": (fused, {"DOCS_PENALTY": 0.3}),
             "docs0.5+prose0.5": (fused, {"DOCS_PENALTY": 0.5, "PROSE_PENALTY": 0.5}),
             "docs0.3+prose0.3": (fused, {"DOCS_PENALTY": 0.3, "PROSE_PENALTY": 0.3}),
+        },
+        "decay": {
+            "fused": (fused, {}),
+            "decay0.7": (fused, {"CHUNK_DECAY": 0.7}),
+            "decay0.5": (fused, {"CHUNK_DECAY": 0.5}),
+            "decay0.3": (fused, {"CHUNK_DECAY": 0.3}),
+            "decay0.5top5": (fused, {"CHUNK_DECAY": 0.5, "TOP_CHUNKS_PER_FILE": 5}),
+            "decay0.5k20": (fused, {"CHUNK_DECAY": 0.5, "RRF_K": 20}),
+            "decay0.5k5": (fused, {"CHUNK_DECAY": 0.5, "RRF_K": 5}),
+        },
+        "weights": {
+            "fused": (fused, {}),
+            "vec1.5": (fused, {"LEG_WEIGHTS": {"vector": 1.5}}),
+            "vec0.7": (fused, {"LEG_WEIGHTS": {"vector": 0.7}}),
+            "sym0.5": (fused, {"LEG_WEIGHTS": {"symbols": 0.5}}),
+            "sym1.5": (fused, {"LEG_WEIGHTS": {"symbols": 1.5}}),
+            "bm0.7": (fused, {"LEG_WEIGHTS": {"bm25": 0.7}}),
         },
         "combo": {
             "fused": (fused, {}),
@@ -254,6 +274,37 @@ def compare_seq(args: argparse.Namespace, lengths: list[int]) -> None:
     for n in lengths:
         variants[f"vector@{n}"] = (with_vectors(n, ("vector",)), {})
     evaluate(records, variants)
+
+
+def report(records: list[dict[str, Any]]) -> None:
+    """The benchmark table from the cached legs: every config on the same legs."""
+    from semble_bench import CONFIGS, SEMBLE
+
+    scores = {cfg: [score(r, default_variant(legs)(r)) for r in records] for cfg, legs in CONFIGS.items()}
+    groups: dict[str, list[int]] = defaultdict(list)
+    repos: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        for g in ("overall", r["category"], r["language"]):
+            groups[g].append(i)
+        repos[r["repo"]].append(i)
+    cfgs = list(CONFIGS)
+    print("| group | n | " + " | ".join(cfgs) + " | semble |")
+    print("|" + "---|" * (len(cfgs) + 3))
+    order = ["overall", "architecture", "semantic", "symbol"] + sorted(
+        g for g in groups if g not in {"overall", "architecture", "semantic", "symbol"}
+    )
+    for g in order:
+        ix = groups[g]
+        cells = " | ".join(f"{statistics.mean(scores[c][i] for i in ix):.3f}" for c in cfgs)
+        print(f"| {g} | {len(ix)} | {cells} | {SEMBLE.get(g, '-')} |")
+    print()
+    print("| repo | n | " + " | ".join(cfgs) + " |")
+    print("|" + "---|" * (len(cfgs) + 2))
+    for name, ix in repos.items():
+        cells = " | ".join(f"{statistics.mean(scores[c][i] for i in ix):.3f}" for c in cfgs)
+        print(f"| {name} | {len(ix)} | {cells} |")
+    wins = sum(statistics.mean(scores["fused"][i] for i in ix) > 0.854 for ix in repos.values())
+    print(f"\nrepos with fused NDCG@10 above 0.854: {wins}/{len(repos)}")
 
 
 if __name__ == "__main__":

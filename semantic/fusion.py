@@ -37,6 +37,8 @@ RRF_K = 10
 Python and +0.023 on TS/JS/Go/Rust, paired; with the structure-aware boosts below, the top
 ranks of each leg deserve more weight than the classic k = 60 gives them."""
 TOP_CHUNKS_PER_FILE = 3
+CHUNK_DECAY = 1.0
+"""A file's score is sum over its top chunks of ``score * CHUNK_DECAY ** i`` (i = 0, 1, 2)."""
 DEFINITION_BOOST = 1.5
 STEM_BOOST = 1.3
 TEST_PENALTY = 0.3
@@ -48,6 +50,8 @@ DOCS_PENALTY = 0.85
 PROSE_PENALTY = 0.5
 """Markdown, config and data files: a code search should rank code first."""
 PATH_LEG_WEIGHT = 1.0
+LEG_WEIGHTS: dict[str, float] = {}
+"""RRF weight per chunk leg (1 when absent)."""
 DTS_PENALTY = 1.0
 """TypeScript declaration stubs (``*.d.ts``)."""
 REEXPORT_PENALTY = 1.0
@@ -183,7 +187,7 @@ def fuse(
     only by the path leg enters through its representative chunk in ``file_reps``.
     """
     k = RRF_K if k is None else k
-    fused = rrf(legs, k=k)
+    fused = rrf(legs, k=k, weights=LEG_WEIGHTS or None)
     chunks: list[Ranked] = []
     for cid, (score, ranks) in fused.items():
         m = meta.get(cid)
@@ -211,7 +215,8 @@ def fuse(
             coherence = {p: COHERENCE * top_chunk * t / most for p, t in totals.items()}
     for path, rs in by_file.items():
         rs.sort(key=lambda r: (-r.score, r.id))
-        s = sum(r.score for r in rs[:TOP_CHUNKS_PER_FILE]) + coherence.get(path, 0.0)
+        s = sum(r.score * CHUNK_DECAY**i for i, r in enumerate(rs[:TOP_CHUNKS_PER_FILE]))
+        s += coherence.get(path, 0.0)
         if path in path_rank:
             s += PATH_LEG_WEIGHT / (k + path_rank[path])
             for r in rs:
