@@ -216,6 +216,16 @@ def experiments(records: list[dict[str, Any]], which: str) -> None:
             "sym1.5": (fused, {"LEG_WEIGHTS": {"symbols": 1.5}}),
             "bm0.7": (fused, {"LEG_WEIGHTS": {"bm25": 0.7}}),
         },
+        "legacy": {
+            "fused": (fused, {}),
+            "compat0.5": (fused, {"COMPAT_PENALTY": 0.5}),
+            "compat0.3": (fused, {"COMPAT_PENALTY": 0.3}),
+            "private0.7": (fused, {"PRIVATE_PENALTY": 0.7}),
+            "private0.5": (fused, {"PRIVATE_PENALTY": 0.5}),
+            "compat0.5+private0.7": (fused, {"COMPAT_PENALTY": 0.5, "PRIVATE_PENALTY": 0.7}),
+            "compat0.3+private0.5": (fused, {"COMPAT_PENALTY": 0.3, "PRIVATE_PENALTY": 0.5}),
+            "compat0.3+private0.7": (fused, {"COMPAT_PENALTY": 0.3, "PRIVATE_PENALTY": 0.7}),
+        },
         "combo": {
             "fused": (fused, {}),
             "k10": (fused, {"RRF_K": 10}),

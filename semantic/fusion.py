@@ -56,8 +56,13 @@ DTS_PENALTY = 1.0
 """TypeScript declaration stubs (``*.d.ts``)."""
 REEXPORT_PENALTY = 1.0
 """Package barrels (``__init__.py``): re-exports rank below the code they re-export."""
-COMPAT_PENALTY = 1.0
-"""Compatibility shims and legacy code (``compat/``, ``_compat.py``, ``legacy/``)."""
+COMPAT_PENALTY = 0.3
+"""Compatibility shims and legacy code (``compat/``, ``_compat.py``, ``legacy/``, ``deprecated/``,
+``v1/``), unless the query asks for it."""
+PRIVATE_PENALTY = 0.5
+"""Private modules and packages (``_internal/``, ``_fields.py``): the public module that
+wraps them is usually the answer. With COMPAT_PENALTY: +0.014 NDCG@10 on the Python repos,
+paired (pydantic +0.10, click +0.02), 0 elsewhere."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
 
@@ -145,7 +150,8 @@ _PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 
-_COMPAT = re.compile(r"(^|/)(compat|_compat|legacy)(/|\.[a-z]+$)")
+_COMPAT = re.compile(r"(^|/)(compat|_compat|legacy|deprecated|v1)(/|\.[a-z]+$)")
+_PRIVATE = re.compile(r"(^|/)_[A-Za-z][^/]*(/|\.py$)")
 _REEXPORT = frozenset({"__init__.py"})
 
 
@@ -164,6 +170,8 @@ def file_penalty(path: str, terms: QueryTerms) -> float:
         penalty *= PROSE_PENALTY
     if _COMPAT.search(path) and not ({"compat", "compatibility", "legacy"} & asks):
         penalty *= COMPAT_PENALTY
+    if _PRIVATE.search(path):
+        penalty *= PRIVATE_PENALTY
     if path.endswith(".d.ts"):
         penalty *= DTS_PENALTY
     if path.rsplit("/", 1)[-1] in _REEXPORT:
