@@ -82,3 +82,19 @@ def test_the_repository_is_left_untouched(java: ExactNavigator) -> None:
     """jdtls's project files live in nav's own Eclipse project, outside the repository."""
     assert sorted(p.name for p in java.root.iterdir()) == [".nav", "pom.xml", "src"]
     assert Jdtls().workspace_folder(java.root).joinpath(".classpath").exists()
+
+
+def test_freshness_new_file_then_deleted(java: ExactNavigator) -> None:
+    extra = java.root / PKG / "Extra.java"
+    extra.write_text(
+        "package com.example.orders;\n\nimport java.util.List;\n\nfinal class Extra {\n"
+        '    static Order make() {\n        return OrderService.createSalesOrder("b", List.of());\n    }\n}\n'
+    )
+    try:
+        resp = java.references("createSalesOrder", deadline_s=JAVA_DEADLINE)
+        assert resp.complete, resp.reason
+        assert (f"{PKG}/Extra.java", 7) in places(resp)
+    finally:
+        extra.unlink()
+    resp = java.references("createSalesOrder", deadline_s=JAVA_DEADLINE)
+    assert not any(h.path.endswith("Extra.java") for h in resp.items)
