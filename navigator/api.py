@@ -207,7 +207,7 @@ class Navigator:
                 if "another nav process" not in str(exc):
                     raise
                 self.stale_note = "another process is updating the index; this answer may miss its latest changes"
-        if store.stats().files == 0 and not self.refresh:
+        if not self.refresh and store.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
         return store
 
