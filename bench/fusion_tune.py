@@ -226,6 +226,10 @@ def experiments(records: list[dict[str, Any]], which: str) -> None:
             "compat0.3+private0.5": (fused, {"COMPAT_PENALTY": 0.3, "PRIVATE_PENALTY": 0.5}),
             "compat0.3+private0.7": (fused, {"COMPAT_PENALTY": 0.3, "PRIVATE_PENALTY": 0.7}),
         },
+        "case": {
+            "fused": (fused, {}),
+            "case-aware": (fused, {"CASE_AWARE_NAMES": True}),
+        },
         "combo": {
             "fused": (fused, {}),
             "k10": (fused, {"RRF_K": 10}),

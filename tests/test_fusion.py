@@ -48,6 +48,9 @@ def test_single_bare_token_counts_as_identifier() -> None:
         ("create_sales_order", "create sales order", True),
         ("Session.send", "how do sessions send requests over the wire", False),
         ("redirect", "redirect", True),
+        ("Wrapping.serialize", "Serialize", False),
+        ("Serialize", "Serialize", True),
+        ("Serialize", "serialize", True),
         (None, "anything", False),
     ],
 )
