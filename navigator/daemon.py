@@ -41,6 +41,7 @@ log = logging.getLogger("nav.daemon")
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
 DEBOUNCE_S = 0.15
 INITIAL_INDEX_WAIT_S = 240.0
+WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
 METHODS: frozenset[str] = frozenset(
@@ -81,6 +82,7 @@ class Daemon:
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         watch: bool = True,
         embed: bool = True,
+        warm_servers: bool = True,
     ) -> None:
         from navigator.api import Navigator
 
@@ -105,9 +107,14 @@ class Daemon:
         self.last_sync_s: float | None = None
         self.syncs = 0
         self.embed_background = embed
+        self.warm_servers = warm_servers
+        self.servers: dict[str, str] = {}
+        """Language -> "starting" / "ready" / "not available", for the servers warmed at start."""
         self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
         self._initial_done = threading.Event()
+        self._changed: set[str] | None = set()
+        """Paths the watcher saw change since the last re-index (None: unknown, check all)."""
         self.vectors: tuple[int, int] | None = None
         """(chunks with a vector, chunks) after the last background embedding slice."""
 
@@ -176,6 +183,29 @@ class Daemon:
             log.warning("initial index failed: %s", exc)
         finally:
             self._initial_done.set()
+        if self.warm_servers:
+            self._warm_servers()
+
+    def _warm_servers(self, *, max_languages: int = 3, min_files: int = 5) -> None:
+        """Start the main languages' servers now, so the first exact query does not pay a cold start
+        (jdtls needs ~1 min on a mid-size Java repository, more than a query's deadline)."""
+        try:
+            languages = self.nav.store.stats().languages
+        except NavError as exc:
+            log.warning("cannot read languages to warm servers: %s", exc)
+            return
+        ranked = sorted((n, lang) for lang, n in languages.items() if lang in WARMABLE and n >= min_files)
+        for _, language in reversed(ranked[-max_languages:]):
+            if self._stop.is_set():
+                return
+            self.servers[language] = "starting"
+            try:
+                ready = self.nav.exact.pool.warm(self.root, language, deadline_s=300.0)
+            except Exception:  # warming is an optimisation: a failure is logged, queries still work
+                log.error("warming the %s server failed: %s", language, traceback.format_exc())
+                continue
+            self.servers[language] = "ready" if ready else "not available"
+            log.info("%s server %s", language, self.servers[language])
 
     def _embed_loop(self, slice_s: float = 3.0) -> None:
         """Fill in missing vectors in slices, so lexical search answers at once and vectors follow."""
@@ -229,7 +259,11 @@ class Daemon:
                 top = rel.split(os.sep, 1)[0]
                 if top in (".nav", ".git") or event.event_type in ("opened", "closed_no_write"):
                     return
-                daemon._schedule_sync()
+                changed = [path]
+                dest = getattr(event, "dest_path", "")
+                if dest:
+                    changed.append(str(dest))
+                daemon._schedule_sync(changed)
 
         try:
             observer = Observer()
@@ -241,9 +275,13 @@ class Daemon:
         self._observer = observer
         self.watching = True
 
-    def _schedule_sync(self) -> None:
+    def _schedule_sync(self, paths: list[str] | None = None) -> None:
         with self._sync_cond:
             self._dirty = True
+            if paths is None:
+                self._changed = None  # unknown: servers re-check everything
+            elif self._changed is not None:
+                self._changed.update(paths)
         with self._state:
             if self._debounce is not None:
                 self._debounce.cancel()
@@ -262,11 +300,13 @@ class Daemon:
         with self._sync_cond:
             self._dirty = False
             self._syncing = True
+            changed, self._changed = self._changed, set()
         try:
             self.nav.index()
             notify = getattr(self.nav, "files_changed", None)
-            if callable(notify):
-                notify()
+            if callable(notify) and changed != set():
+                # the watcher's paths: the servers re-read just those, no walk of the tree
+                notify(sorted(changed) if changed is not None else None)
         finally:
             with self._sync_cond:
                 self._syncing = False
@@ -370,6 +410,7 @@ class Daemon:
             "idle_timeout_s": self.idle_timeout_s,
             "last_sync_s": self.last_sync_s,
             "syncs": self.syncs,
+            "servers": dict(self.servers),
             "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         }
@@ -446,6 +487,12 @@ def main(argv: list[str] | None = None) -> int:
         help="Do not embed missing vectors in the background (env NAV_DAEMON_NO_EMBED=1).",
     )
     ap.add_argument("--ready-fd", type=int, default=None)
+    ap.add_argument(
+        "--no-warm",
+        action="store_true",
+        default=os.environ.get("NAV_DAEMON_NO_WARM") == "1",
+        help="Do not start language servers before the first query (env NAV_DAEMON_NO_WARM=1).",
+    )
     args = ap.parse_args(argv)
     paths: DaemonPaths = daemon_paths(args.root.resolve())
     paths.nav_dir.mkdir(parents=True, exist_ok=True)
@@ -455,7 +502,11 @@ def main(argv: list[str] | None = None) -> int:
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
     daemon = Daemon(
-        args.root, idle_timeout_s=args.idle_timeout, watch=not args.no_watch, embed=not args.no_embed
+        args.root,
+        idle_timeout_s=args.idle_timeout,
+        watch=not args.no_watch,
+        embed=not args.no_embed,
+        warm_servers=not args.no_warm,
     )
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.stop())

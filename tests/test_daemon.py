@@ -56,6 +56,8 @@ def root(
 ) -> Iterator[Path]:
     if "background" not in request.node.name:
         monkeypatch.setenv("NAV_DAEMON_NO_EMBED", "1")  # no model load where the test is not about it
+    if "warm" not in request.node.name:
+        monkeypatch.setenv("NAV_DAEMON_NO_WARM", "1")
     r = make_repo(FILES).resolve()
     yield r
     info = daemon_paths(r).info
@@ -214,6 +216,30 @@ def test_cli_client_path_imports_no_heavy_modules(root: Path, client: DaemonClie
         check=True,
     )
     assert proc.stdout.startswith("orders.py:1:7")
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
-    heavy = {"torch", "faiss", "sentence_transformers", "tree_sitter", "tree_sitter_language_pack", "multilspy"}
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line
+    }
+    heavy = {
+        "torch",
+        "faiss",
+        "sentence_transformers",
+        "tree_sitter",
+        "tree_sitter_language_pack",
+        "multilspy",
+    }
     assert not imported & heavy, imported & heavy
+
+
+def test_servers_of_the_main_language_are_warmed_at_start(root: Path, client: DaemonClient) -> None:
+    for i in range(5):
+        (root / f"job{i}.py").write_text(
+            f"from orders import create_sales_order\n\n\ndef job{i}():\n    return create_sales_order('c{i}')\n"
+        )
+    client.stop()  # start again: the daemon warms servers after its first index
+    deadline = time.monotonic() + 180
+    while client.daemon_status()["servers"].get("python") != "ready":
+        assert time.monotonic() < deadline, client.daemon_status()["servers"]
+        time.sleep(0.05)  # polling the daemon's own report of the warm-up, bounded
+    refs = client.references("create_sales_order", deadline_s=10)
+    assert refs.complete and all(h.provenance == ("lsp",) for h in refs.items)
+    assert {h.path for h in refs.items} >= {f"job{i}.py" for i in range(5)}
