@@ -319,11 +319,17 @@ def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json:
 
 
 @main.command()
-def lsp() -> None:
+@click.pass_obj
+def lsp(obj: Ctx) -> None:
     """Serve nav as a language server over stdio, for editors (workspace/symbol, definition, ...)."""
     from navigator.editor import serve_stdio
 
-    serve_stdio()
+    if obj.use_daemon:  # share the root's warm daemon (servers, model) with the CLI and agents
+        from navigator.client import DaemonClient
+
+        serve_stdio(DaemonClient)
+    else:
+        serve_stdio()
 
 
 @main.command()

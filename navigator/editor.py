@@ -263,5 +263,6 @@ def build_server(nav_factory: Any = None) -> NavLanguageServer:
     return server
 
 
-def serve_stdio() -> None:
-    build_server().start_io()
+def serve_stdio(nav_factory: Any = None) -> None:
+    """Serve over stdio; ``nav_factory(root)`` makes the engine (default: an in-process Navigator)."""
+    build_server(nav_factory).start_io()
