@@ -230,6 +230,11 @@ def experiments(records: list[dict[str, Any]], which: str) -> None:
             "fused": (fused, {}),
             "case-aware": (fused, {"CASE_AWARE_NAMES": True}),
         },
+        "superseded": {
+            "fused": (fused, {}),
+            "superseded0.5": (fused, {"SUPERSEDED_PENALTY": 0.5}),
+            "superseded0.3": (fused, {"SUPERSEDED_PENALTY": 0.3}),
+        },
         "combo": {
             "fused": (fused, {}),
             "k10": (fused, {"RRF_K": 10}),
@@ -295,13 +300,24 @@ def report(records: list[dict[str, Any]]) -> None:
     from semble_bench import CONFIGS, SEMBLE
 
     scores = {cfg: [score(r, default_variant(legs)(r)) for r in records] for cfg, legs in CONFIGS.items()}
+    # The ranking constants before this round of tuning, on the same legs (for before/after).
+    before = {"RRF_K": 60, "TEST_PENALTY": 0.7, "VENDOR_PENALTY": 0.5, "PROSE_PENALTY": 0.7,
+              "COMPAT_PENALTY": 1.0, "PRIVATE_PENALTY": 1.0, "CASE_AWARE_NAMES": False}
+    saved = {k: getattr(F, k) for k in before}
+    for k, v in before.items():
+        setattr(F, k, v)
+    try:
+        scores["fused (old ranking)"] = [score(r, default_variant()(r)) for r in records]
+    finally:
+        for k, v in saved.items():
+            setattr(F, k, v)
     groups: dict[str, list[int]] = defaultdict(list)
     repos: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(records):
         for g in ("overall", r["category"], r["language"]):
             groups[g].append(i)
         repos[r["repo"]].append(i)
-    cfgs = list(CONFIGS)
+    cfgs = [*CONFIGS, "fused (old ranking)"]
     print("| group | n | " + " | ".join(cfgs) + " | semble |")
     print("|" + "---|" * (len(cfgs) + 3))
     order = ["overall", "architecture", "semantic", "symbol"] + sorted(

@@ -10,6 +10,7 @@ from semantic.fusion import (
     definition_match,
     file_penalty,
     fuse,
+    superseded,
     rrf,
     stem_match,
 )
@@ -106,3 +107,16 @@ def test_path_leg_prefers_rare_words() -> None:
     ranked = path_files(files, query_terms("http retry policy"))
     assert ranked[0][0] == "src/retry/policy.py"
     assert {p for p, _ in ranked} == set(files)
+
+
+def test_superseded_versions_are_the_older_siblings_only() -> None:
+    paths = ["pkg/src/v3/types.ts", "pkg/src/v4/core/schemas.ts", "api/v1/x.py", "other/v2/y.py"]
+    assert superseded(paths) == {"pkg/src/v3/types.ts"}
+
+
+def test_legacy_and_private_modules_are_penalized() -> None:
+    q = query_terms("how are model fields declared")
+    assert file_penalty("pydantic/v1/fields.py", q) < 1.0
+    assert file_penalty("pydantic/_internal/_fields.py", q) < 1.0
+    assert file_penalty("pydantic/fields.py", q) == 1.0
+    assert file_penalty("pydantic/__init__.py", q) == 1.0
