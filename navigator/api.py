@@ -168,8 +168,18 @@ class Navigator:
 
     # -- indexing --------------------------------------------------------------------------
 
-    def index(self, *, progress: ProgressFn | None = None, workers: int | None = None) -> IndexReport:
-        """Bring the index up to date with the working tree and report what changed."""
+    def index(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        workers: int | None = None,
+        only: Sequence[str] | None = None,
+    ) -> IndexReport:
+        """Bring the index up to date with the working tree and report what changed.
+
+        ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
+        those are checked, without walking the tree.
+        """
         from navigator.indexer import index_lock
 
         with self._lock, index_lock(self.nav_dir):
@@ -180,6 +190,7 @@ class Navigator:
                 chunk_budget=self.config.index.chunk_budget,
                 workers=workers,
                 progress=progress,
+                only=only,
             )
             return report
 

@@ -41,6 +41,8 @@ log = logging.getLogger("nav.daemon")
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
 DEBOUNCE_S = 0.15
 INITIAL_INDEX_WAIT_S = 240.0
+SCOPED_SYNC_MAX = 2000
+"""Above this many changed paths (a branch switch), a full walk is cheaper than path by path."""
 WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
@@ -259,6 +261,11 @@ class Daemon:
                 top = rel.split(os.sep, 1)[0]
                 if top in (".nav", ".git") or event.event_type in ("opened", "closed_no_write"):
                     return
+                if event.is_directory:
+                    if event.event_type == "modified":
+                        return  # a file inside changed: that file has its own event
+                    daemon._schedule_sync(None)  # a folder appeared, went or moved: check everything
+                    return
                 changed = [path]
                 dest = getattr(event, "dest_path", "")
                 if dest:
@@ -302,7 +309,10 @@ class Daemon:
             self._syncing = True
             changed, self._changed = self._changed, set()
         try:
-            self.nav.index()
+            rel: list[str] | None = None
+            if changed is not None and changed and len(changed) <= SCOPED_SYNC_MAX:
+                rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
+            self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
             notify = getattr(self.nav, "files_changed", None)
             if callable(notify) and changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from navigator.results import IndexReport
-from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk
+from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk, walk_paths
 from semantic.languages import detect_language
 from semantic.parse import parse_source
 from storage.db import Store
@@ -163,15 +163,28 @@ def index_root(
     chunk_budget: int = 1500,
     workers: int | None = None,
     progress: ProgressFn | None = None,
-    files: Iterable[WalkedFile] | None = None,
+    only: Iterable[str] | None = None,
 ) -> IndexReport:
-    """Bring the index of ``root`` up to date with the working tree."""
+    """Bring the index of ``root`` up to date with the working tree.
+
+    ``only``: root-relative paths known to have changed (a watcher's events); then just those
+    are checked, without walking the tree — unless the parser changed, which needs a full run.
+    """
     started = time.perf_counter()
-    walked = walk(root, walk_options)
-    skipped: list[tuple[str, str]] = list(walked.skipped)
-    current = {f.path: f for f in (files if files is not None else walked.files)}
     known = store.file_rows()
     fingerprint = parser_fingerprint(chunk_budget)
+    scope = None if only is None else set(only)
+    if scope is not None and (
+        not known
+        or store.get_meta("parser_fingerprint") != fingerprint
+        or store.get_meta("last_run_state") != "complete"  # an interrupted run: finish it first
+    ):
+        scope = None
+    walked = walk(root, walk_options) if scope is None else walk_paths(root, scope, walk_options)
+    skipped: list[tuple[str, str]] = list(walked.skipped)
+    current = {f.path: f for f in walked.files}
+    # outside the scope, the index stands as it is
+    known_in_scope = known if scope is None else {p: r for p, r in known.items() if p in scope}
     reparse_all = bool(known) and store.get_meta("parser_fingerprint") != fingerprint
     if not known:
         store.set_meta("parser_fingerprint", fingerprint)  # every row this run writes is current
@@ -179,7 +192,7 @@ def index_root(
     store.set_meta("last_run_state", "running")
     store.set_meta("last_run_started_at", str(time.time()))
 
-    removed = sorted(p for p in known if p not in current)
+    removed = sorted(p for p in known_in_scope if p not in current)
     jobs: list[_Job] = []
     unchanged = 0
     touched: list[WalkedFile] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +137,66 @@ def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
     for item in _walk_dir(root_s, "", root_specs, opts, result):
         result.files.append(item)
     result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = None) -> WalkResult:
+    """The same verdicts as :func:`walk`, for a few root-relative paths only (no tree walk).
+
+    A path that is missing, ignored, in a skipped directory, binary by name or too large is
+    simply absent from ``files``: for an incremental update that means "not in the index".
+    """
+    opts = options or WalkOptions()
+    root_s = os.path.abspath(root)
+    result = WalkResult()
+    base: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+    if opts.extra_ignores:
+        base.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
+    spec_cache: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def spec_of(rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in spec_cache:
+            abs_dir = os.path.join(root_s, rel_dir) if rel_dir else root_s
+            spec_cache[rel_dir] = _load_spec(abs_dir, {".gitignore", ".navignore"})
+        return spec_cache[rel_dir]
+
+    for rel in sorted(set(paths)):
+        parts = rel.split("/")
+        if not rel or ".." in parts or rel.startswith("/"):
+            continue
+        specs = list(base)
+        excluded = False
+        for depth in range(len(parts)):
+            rel_dir = "/".join(parts[:depth])
+            if depth and (
+                parts[depth - 1] in opts.skip_dirs
+                or os.path.islink(os.path.join(root_s, rel_dir))
+                or os.path.exists(os.path.join(root_s, rel_dir, "pyvenv.cfg"))
+                or _ignored(specs, rel_dir, True)
+            ):
+                excluded = True
+                break
+            spec = spec_of(rel_dir)
+            if spec is not None:
+                specs.append((rel_dir, spec))
+        if excluded or _ignored(specs, rel, False):
+            continue
+        abspath = os.path.join(root_s, rel)
+        try:
+            st = os.stat(abspath)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        name = parts[-1].lower()
+        if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
+            continue
+        if st.st_size > opts.max_file_bytes:
+            result.skipped.append(
+                (rel, f"larger than the size limit ({st.st_size} > {opts.max_file_bytes} bytes)")
+            )
+            continue
+        result.files.append(WalkedFile(rel, abspath, st.st_size, st.st_mtime_ns))
     return result
 
 

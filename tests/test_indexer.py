@@ -243,3 +243,33 @@ def test_a_version_1_index_is_migrated_in_place(make_repo: Callable[[dict[str, s
     ).fetchone()[0]
     assert hits == 1
     nav.close()
+
+
+def test_scoped_update_checks_only_the_given_paths(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    root = make_repo(
+        {"orders.py": ORDERS, "util.py": "def helper():\n    pass\n", "other.py": "def o():\n    pass\n"}
+    )
+    nav = Navigator(root)
+    nav.index()
+    (root / "orders.py").write_text(ORDERS.replace("create_sales_order", "place_order"))
+    (root / "util.py").unlink()
+    (root / "other.py").write_text("def changed_outside_scope():\n    pass\n")
+    (root / "new.py").write_text("def fresh():\n    pass\n")
+    report = nav.index(only=["orders.py", "util.py", "new.py"])
+    assert (report.added, report.updated, report.removed) == (("new.py",), ("orders.py",), ("util.py",))
+    assert {"place_order", "fresh", "o"} <= names(nav) and "changed_outside_scope" not in names(nav)
+    assert nav.index().updated == ("other.py",)  # a full run still catches what the scope missed
+    nav.close()
+
+
+def test_scoped_update_after_an_interrupted_run_is_a_full_run(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    root = make_repo({"orders.py": ORDERS, "util.py": "def helper():\n    pass\n"})
+    nav = Navigator(root)
+    nav.index()
+    nav.store.set_meta("last_run_state", "running")  # as a killed run leaves it
+    (root / "util.py").write_text("def helper2():\n    pass\n")
+    report = nav.index(only=["orders.py"])
+    assert report.updated == ("util.py",)
+    nav.close()

@@ -81,3 +81,32 @@ def test_unreadable_directory_is_reported(
     result = walk(root)
     assert [f.path for f in result.files] == ["ok.py"]
     assert result.skipped == [("locked", "unreadable directory: Permission denied")]
+
+
+def test_walk_paths_gives_the_same_verdicts_as_walk(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    from navigator.walk import walk_paths
+
+    root = make_repo(
+        {
+            ".gitignore": "*.log\nbuild_out/\n",
+            "a.py": "x = 1\n",
+            "debug.log": "noise\n",
+            "build_out/gen.py": "y = 2\n",
+            "pkg/.gitignore": "secret_*.py\n!secret_ok.py\n",
+            "pkg/secret_key.py": "k = 1\n",
+            "pkg/secret_ok.py": "ok = 1\n",
+            "node_modules/x/index.js": "",
+            "env1/pyvenv.cfg": "",
+            "env1/lib/mod.py": "",
+            "big.py": "x = 1\n" * 1000,
+        }
+    )
+    candidates = [
+        "a.py", "debug.log", "build_out/gen.py", "pkg/secret_key.py", "pkg/secret_ok.py",
+        "node_modules/x/index.js", "env1/lib/mod.py", "missing.py", "../outside.py", "big.py",
+    ]  # fmt: skip
+    opts = WalkOptions(max_file_bytes=1000)
+    full = {f.path for f in walk(root, opts).files}
+    scoped = walk_paths(root, candidates, opts)
+    assert {f.path for f in scoped.files} == full & set(candidates) == {"a.py", "pkg/secret_ok.py"}
+    assert [p for p, _ in scoped.skipped] == ["big.py"]
