@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,8 @@ def daemon_paths(root: Path) -> DaemonPaths:
     nav_dir = root / NAV_DIR
     sock = nav_dir / "daemon.sock"
     if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
+        import hashlib  # only for very deep roots, like tempfile below
+
         digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
         import tempfile  # only for very deep roots; keeps the CLI's import path short
 
