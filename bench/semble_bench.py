@@ -248,7 +248,14 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true", help="delete the bench indexes (and their vectors) first")
     ap.add_argument("--cold-index", action="store_true", help="time a cold index run into a throwaway database")
     ap.add_argument("--out", default=str(HERE / "results" / "semble.json"))
+    ap.add_argument("--merge", default="", help="comma-separated result files to combine into --out (no run)")
     args = ap.parse_args()
+    if args.merge:
+        parts = [json.loads(Path(f).read_text()) for f in args.merge.split(",")]
+        configs = parts[0]["configs"]
+        results = [r for part in parts for r in part["repos"]]
+        write(Path(args.out), parts[0]["model"], configs, results, parts[0].get("max_seq_length"))
+        return
     repos = json.loads((BENCH / "repos.json").read_text())
     if args.repos:
         wanted = args.repos.split(",")
@@ -269,13 +276,20 @@ def main() -> None:
             + " ".join(f"{c}={r['ndcg'][c]:.3f}" for c in configs),
             flush=True,
         )
+    write(Path(args.out), args.model, configs, results, args.max_seq_length)
+
+
+def write(out: Path, model: str, configs: list[str], results: list[dict[str, Any]], seq: int | None) -> None:
     summary = summarize(results, configs)
     text = table(results, summary, configs)
     print(text)
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"model": args.model, "max_seq_length": args.max_seq_length, "configs": configs, "summary": summary, "repos": results}, indent=1))
-    out.with_suffix(".md").write_text(f"model: {args.model}\n\n{text}\n")
+    out.write_text(
+        json.dumps(
+            {"model": model, "max_seq_length": seq, "configs": configs, "summary": summary, "repos": results}, indent=1
+        )
+    )
+    out.with_suffix(".md").write_text(f"model: {model}, max_seq_length {seq}\n\n{text}\n")
 
 
 if __name__ == "__main__":
