@@ -25,8 +25,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from semantic.embed import load_embedder  # noqa: E402
 from semble_bench import BENCH, CORPORA  # noqa: E402
+
+from semantic.embed import load_embedder  # noqa: E402
 
 
 def real_vectors(model_id: str, slug: str) -> np.ndarray:

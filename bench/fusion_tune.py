@@ -27,11 +27,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from semble_bench import BENCH, CORPORA, ndcg10  # noqa: E402
+
 import semantic.fusion as F  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
 from semantic.lexical import query_terms  # noqa: E402
-from semble_bench import BENCH, CORPORA, ndcg10  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 

@@ -10,9 +10,9 @@ from semantic.fusion import (
     definition_match,
     file_penalty,
     fuse,
-    superseded,
     rrf,
     stem_match,
+    superseded,
 )
 from semantic.lexical import path_files, path_words, query_terms, stem
 
