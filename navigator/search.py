@@ -251,16 +251,19 @@ class SemanticSearch:
             if items:
                 embedded = self._embed_items(index, items, todo, model_id, t0, budget_s, batch_size, progress)
         finally:
+            changed = bool(removed or from_cache or embedded)
             with self._lock:
                 self._shared.in_flight -= claimed
-                if removed or from_cache or embedded:
+                if changed:
                     index.maybe_go_approximate()
-                    if save:
-                        index.save(self.vectors_path)
                 have = index.items()
                 complete = all(have.get(i) == k for i, k in keys.items())
                 self._shared.synced = (signature, model_id, len(index)) if complete else None
                 vectors = sum(1 for i, k in keys.items() if have.get(i) == k)
+            if changed and save:
+                # Outside the shared lock: the index snapshots itself under its own lock and the
+                # file is written atomically, so a search never waits for the disk.
+                index.save(self.vectors_path)
         return SyncReport(
             chunks=len(keys),
             vectors=vectors,
