@@ -37,6 +37,9 @@ def find_root(start: Path) -> Path:
 
 
 class Ctx:
+    only_talked_to_daemon = False
+    """Set when a command used only the daemon client: the process may then exit fast."""
+
     def __init__(self, root: str | None, *, use_daemon: bool) -> None:
         self._root = root
         self.use_daemon = use_daemon
@@ -70,6 +73,8 @@ class Ctx:
         for obj in (self._nav, self._local):
             if obj is not None:
                 obj.close()
+        if self.use_daemon and self._nav is not None and self._local is None:
+            Ctx.only_talked_to_daemon = True
 
 
 def handle_errors(fn: F) -> F:
@@ -570,6 +575,17 @@ def run() -> None:  # pragma: no cover - console-script entry
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except SystemExit as done:
+        if not Ctx.only_talked_to_daemon:
+            raise
+        # Nothing of ours runs in this process (no index, no server): skip the interpreter's
+        # teardown, ~15 ms of a ~110 ms `nav refs`. Output is flushed first.
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if done.code is not None and not isinstance(done.code, int):
+            print(done.code, file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
