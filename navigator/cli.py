@@ -20,20 +20,12 @@ from typing import Any, TypeVar
 
 import click
 
+from navigator import display
+from navigator.paths import find_root
 from navigator.results import Response, Symbol, to_json
 from storage.errors import NavError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def find_root(start: Path) -> Path:
-    """The nearest ancestor with a ``.nav`` index, else with ``.git``, else ``start``."""
-    start = start.resolve()
-    for marker in (".nav", ".git"):
-        for cand in (start, *start.parents):
-            if (cand / marker).exists():
-                return cand
-    return start
 
 
 class Ctx:
@@ -102,16 +94,12 @@ def echo_json(obj: Any) -> None:
 
 
 def format_symbol(sym: Symbol, *, indent: int = 0) -> str:
-    where = click.style(f"{sym.path}:{sym.line}:{sym.col}", fg="cyan")
-    kind = click.style(f"{sym.kind:<9}", fg="yellow")
-    return f"{'  ' * indent}{where}  {kind} {click.style(sym.qualified_name, bold=True)}  {sym.signature}"
+    return display.symbol_line(sym, indent=indent)
 
 
 def echo_incomplete(resp: Response[Any]) -> None:
-    if not resp.complete:
-        click.secho(f"(incomplete: {resp.reason})", fg="yellow", err=True)
-    for note in resp.notes:
-        click.secho(f"note: {note}", fg="yellow", err=True)
+    for line in display.incomplete_lines(resp):
+        click.echo(line, err=True)
 
 
 class Progress:
@@ -478,24 +466,15 @@ limit_option = click.option("-n", "--limit", type=click.IntRange(min=1), default
 
 
 def format_hit(hit: Any) -> str:
-    where = click.style(f"{hit.path}:{hit.line}:{hit.col}", fg="cyan")
-    mark = click.style("def ", fg="green") if hit.is_definition else "    "
-    via = "" if hit.provenance == ("lsp",) else click.style(f" [{','.join(hit.provenance)}]", fg="yellow")
-    symbol = click.style(hit.symbol or "<module>", fg="bright_black")
-    return f"{where}  {mark}{symbol}  {hit.code}{via}"
+    return display.hit_line(hit)
 
 
-SHRINK_ABOVE = 150
-"""More hits than this (and no -n) are shown as counts per file, not a flood of lines."""
+SHRINK_ABOVE = display.SHRINK_ABOVE
 
 
 def echo_counts_per_file(items: Any, what: str) -> None:
-    from collections import Counter
-
-    per_file = Counter(h.path for h in items)
-    click.secho(f"{len(items)} {what} in {len(per_file)} files (counts per file; -n N lists hits, --json all):", bold=True)
-    for path, n in per_file.most_common():
-        click.echo(f"{n:>6}  {click.style(path, fg='cyan')}")
+    for line in display.counts_per_file(items, what):
+        click.echo(line)
 
 
 def _hits_command(verb: str, name: str, doc: str) -> None:

@@ -37,3 +37,13 @@ def daemon_paths(root: Path) -> DaemonPaths:
         log=nav_dir / "daemon.log",
         info=nav_dir / "daemon.json",
     )
+
+
+def find_root(start: Path) -> Path:
+    """The nearest ancestor with a ``.nav`` index, else with ``.git``, else ``start``."""
+    start = start.resolve()
+    for marker in (NAV_DIR, ".git"):
+        for cand in (start, *start.parents):
+            if (cand / marker).exists():
+                return cand
+    return start

@@ -243,3 +243,41 @@ def test_servers_of_the_main_language_are_warmed_at_start(root: Path, client: Da
     refs = client.references("create_sales_order", deadline_s=10)
     assert refs.complete and all(h.provenance == ("lsp",) for h in refs.items)
     assert {h.path for h in refs.items} >= {f"job{i}.py" for i in range(5)}
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["def", "Order"], (None, "def", "Order", False)),
+        (["-C", "/r", "refs", "Order.total", "--json"], ("/r", "refs", "Order.total", True)),
+        (["--root=/r", "callers", "f"], ("/r", "callers", "f", False)),
+        (["refs", "f", "--deadline", "3"], None),  # any option but --json: the click CLI
+        (["refs", "--help"], None),
+        (["refs"], None),
+        (["search", "how"], None),
+        (["--no-daemon", "def", "x"], None),
+    ],
+)
+def test_fast_path_takes_only_the_exact_hot_shapes(argv: list[str], parsed: object) -> None:
+    from navigator.entry import _parse
+
+    assert _parse(argv) == parsed
+
+
+def test_fast_path_prints_what_the_click_cli_prints(root: Path, client: DaemonClient) -> None:
+    client.connect()
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+
+    def run(module: str, *args: str) -> tuple[int, str, str]:
+        p = subprocess.run(
+            [sys.executable, "-m", module, "-C", str(root), *args], env=env, capture_output=True, text=True
+        )
+        return p.returncode, p.stdout, p.stderr
+
+    for args in (["def", "Order"], ["def", "total"], ["def", "Ordr"], ["refs", "create_sales_order"]):
+        assert run("navigator.entry", *args) == run("navigator.cli", *args), args
+    fast = json.loads(run("navigator.entry", "def", "Order", "--json")[1])
+    slow = json.loads(run("navigator.cli", "def", "Order", "--json")[1])
+    fast.pop("elapsed_ms")
+    slow.pop("elapsed_ms")
+    assert fast == slow

@@ -1,0 +1,63 @@
+"""Human output of the CLI, as plain functions with no click import.
+
+Shared by the click commands (``navigator.cli``) and the daemon fast path
+(``navigator.entry``), so both print the same lines. Colour is ANSI, on only when
+asked (the click side always asks and lets ``click.echo`` strip it off a terminal).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+_FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36, "bright_black": 90}
+
+SHRINK_ABOVE = 150
+"""More hits than this (and no -n) are shown as counts per file, not a flood of lines."""
+
+
+def style(text: str, *, fg: str | None = None, bold: bool = False, color: bool = True) -> str:
+    if not color or (fg is None and not bold):
+        return text
+    codes = ([f"\033[{_FG[fg]}m"] if fg else []) + (["\033[1m"] if bold else [])
+    return "".join(codes) + text + "\033[0m"
+
+
+def symbol_line(sym: Any, *, indent: int = 0, color: bool = True) -> str:
+    where = style(f"{sym.path}:{sym.line}:{sym.col}", fg="cyan", color=color)
+    kind = style(f"{sym.kind:<9}", fg="yellow", color=color)
+    name = style(sym.qualified_name, bold=True, color=color)
+    return f"{'  ' * indent}{where}  {kind} {name}  {sym.signature}"
+
+
+def hit_line(hit: Any, *, color: bool = True) -> str:
+    where = style(f"{hit.path}:{hit.line}:{hit.col}", fg="cyan", color=color)
+    mark = style("def ", fg="green", color=color) if hit.is_definition else "    "
+    via = (
+        ""
+        if hit.provenance == ("lsp",)
+        else style(f" [{','.join(hit.provenance)}]", fg="yellow", color=color)
+    )
+    symbol = style(hit.symbol or "<module>", fg="bright_black", color=color)
+    return f"{where}  {mark}{symbol}  {hit.code}{via}"
+
+
+def counts_per_file(items: Iterable[Any], what: str, *, color: bool = True) -> Iterator[str]:
+    items = list(items)
+    per_file = Counter(h.path for h in items)
+    yield style(
+        f"{len(items)} {what} in {len(per_file)} files (counts per file; -n N lists hits, --json all):",
+        bold=True,
+        color=color,
+    )
+    for path, n in per_file.most_common():
+        yield f"{n:>6}  {style(path, fg='cyan', color=color)}"
+
+
+def incomplete_lines(resp: Any, *, color: bool = True) -> Iterator[str]:
+    """The stderr lines that say an answer is partial, and its notes."""
+    if not resp.complete:
+        yield style(f"(incomplete: {resp.reason})", fg="yellow", color=color)
+    for note in resp.notes:
+        yield style(f"note: {note}", fg="yellow", color=color)
