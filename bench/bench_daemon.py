@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from navigator.client import DaemonClient  # noqa: E402
 
-NAV = [sys.executable, "-m", "navigator.cli"]
+NAV = [sys.executable, "-m", "navigator.entry"]  # what the `nav` console script runs
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
