@@ -39,16 +39,9 @@ class SearchConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class LspConfig:
-    deadline_s: float = 30.0
-    idle_timeout_s: float = 600.0
-
-
-@dataclass(frozen=True, slots=True)
 class Config:
     index: IndexConfig = field(default_factory=IndexConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
-    lsp: LspConfig = field(default_factory=LspConfig)
     source: str | None = None
     warnings: tuple[str, ...] = ()
 
@@ -105,7 +98,7 @@ def load_config(root: Path) -> Config:
         table = None
     if not table:
         return Config(source=source, warnings=tuple(warnings))
-    sections = {"index": IndexConfig, "search": SearchConfig, "lsp": LspConfig}
+    sections = {"index": IndexConfig, "search": SearchConfig}
     built: dict[str, Any] = {}
     for key, value in table.items():
         if key not in sections:
