@@ -20,7 +20,8 @@ import difflib
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from navigator.search import SemanticSearch, SyncReport
 from storage.errors import (
     FileNotInIndexError,
+    IndexBusyError,
     NotIndexedError,
-    StorageError,
     SymbolNotFoundError,
     UsageError,
 )
@@ -91,7 +92,9 @@ def module_path(path: str) -> str:
 
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise UsageError(f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`")
+        raise UsageError(
+            f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`"
+        )
     return name.strip()
 
 
@@ -180,19 +183,20 @@ class Navigator:
         ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
         those are checked, without walking the tree.
         """
+        return self._update(lock_wait_s=30.0, progress=progress, workers=workers, only=only)
+
+    def _update(self, *, lock_wait_s: float, **options: Any) -> IndexReport:
+        """One incremental index run under the index lock (IndexBusyError after ``lock_wait_s``)."""
         from navigator.indexer import index_lock
 
-        with self._lock, index_lock(self.nav_dir):
-            report = index_root(
+        with self._lock, index_lock(self.nav_dir, timeout_s=lock_wait_s):
+            return index_root(
                 self.root,
                 self.store,
                 walk_options=self.walk_options,
                 chunk_budget=self.config.index.chunk_budget,
-                workers=workers,
-                progress=progress,
-                only=only,
+                **options,
             )
-            return report
 
     def _fresh(self) -> Store:
         """The store, brought up to date first unless refresh is off.
@@ -201,23 +205,15 @@ class Navigator:
         query does not wait for it: it answers from the index as it is, and
         :attr:`stale_note` says so.
         """
-        from navigator.indexer import index_lock
-
         store = self.store
-        self.stale_note = None
-        if self.refresh:
+        if self.refresh and not getattr(self._local, "refreshed_for_call", False):
+            self.stale_note = None
             try:
-                with self._lock, index_lock(self.nav_dir, timeout_s=self.lock_wait_s):
-                    index_root(
-                        self.root,
-                        store,
-                        walk_options=self.walk_options,
-                        chunk_budget=self.config.index.chunk_budget,
-                    )
-            except StorageError as exc:
-                if "another nav process" not in str(exc):
-                    raise
-                self.stale_note = "another process is updating the index; this answer may miss its latest changes"
+                self._update(lock_wait_s=self.lock_wait_s)
+            except IndexBusyError:
+                self.stale_note = (
+                    "another process is updating the index; this answer may miss its latest changes"
+                )
         if not self.refresh and store.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
         return store
@@ -244,7 +240,9 @@ class Navigator:
         stats = store.stats()
         notes: list[str] = list(self.config.warnings)
         if stats.last_run == "running":
-            notes.append("the last index run did not finish (killed?); the next query or `nav index` completes it")
+            notes.append(
+                "the last index run did not finish (killed?); the next query or `nav index` completes it"
+            )
         return Status(
             root=str(self.root),
             index_path=str(self.index_path),
@@ -326,7 +324,9 @@ class Navigator:
             items=items, source="index", elapsed_ms=(time.perf_counter() - started) * 1e3, notes=self._notes()
         )
 
-    def symbols(self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None) -> Response[Symbol]:
+    def symbols(
+        self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
+    ) -> Response[Symbol]:
         """Symbols whose name matches ``pattern``: exact, prefix, substring, words, then fuzzy; ranked."""
         if not isinstance(pattern, str) or not pattern.strip():
             raise UsageError(f"a pattern is required, got {pattern!r}; e.g. `nav symbols order`")
@@ -412,7 +412,9 @@ class Navigator:
                 return rel.as_posix()
         if p.is_absolute() or any(c.resolve().exists() for c in candidates):
             raise FileNotInIndexError(f"`{path}` is outside the indexed root {self.root}")
-        raise FileNotInIndexError(f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)")
+        raise FileNotInIndexError(
+            f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)"
+        )
 
     # -- search ----------------------------------------------------------------------------
 
@@ -474,7 +476,21 @@ class Navigator:
         """
         from navigator.find import run_query
 
-        return run_query(self, text, limit=limit, deadline_s=deadline_s)
+        with self._refreshed_once():
+            return run_query(self, text, limit=limit, deadline_s=deadline_s)
+
+    @contextmanager
+    def _refreshed_once(self) -> Iterator[None]:
+        """A compound call (a routed query runs several verbs) brings the index up to date once."""
+        if getattr(self._local, "refreshed_for_call", False):
+            yield
+            return
+        self._fresh()
+        self._local.refreshed_for_call = True
+        try:
+            yield
+        finally:
+            self._local.refreshed_for_call = False
 
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
@@ -512,7 +528,9 @@ class Navigator:
         """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
         return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
 
-    def implementations(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+    def implementations(
+        self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
+    ) -> Response[Hit]:
         """Implementations of an interface, abstract method or base class."""
         return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
 
@@ -543,7 +561,10 @@ class Navigator:
             raise FileNotInIndexError(
                 f"`{rel}` is not indexed (ignored, binary or larger than the size limit); see `nav status`"
             )
-        rows = sorted(store.symbols_in_file(rel), key=lambda r: (r.definition.span.start_line, r.definition.span.start_col))
+        rows = sorted(
+            store.symbols_in_file(rel),
+            key=lambda r: (r.definition.span.start_line, r.definition.span.start_col),
+        )
         entries = []
         for row in rows:
             cont = row.definition.container

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import daemon_paths
+from navigator.paths import daemon_paths, flock_within
 from navigator.wire import decode
 from storage import errors as nav_errors
 from storage.errors import NavError, ServerError
@@ -197,17 +197,8 @@ class DaemonClient:
         """
         fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            deadline = time.monotonic() + timeout_s
-            delay = 0.005
-            while time.monotonic() < deadline:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    time.sleep(delay)  # flock has no timed wait
-                    delay = min(delay * 2, 0.1)
-                    continue
+            if flock_within(fd, timeout_s):
                 fcntl.flock(fd, fcntl.LOCK_UN)
-                return
         finally:
             os.close(fd)
 

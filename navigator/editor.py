@@ -151,6 +151,13 @@ def _param(params: Any, name: str, default: Any = None) -> Any:
     return getattr(params, name, default)
 
 
+def _string_param(params: Any, method: str, name: str) -> str:
+    value = _param(params, name)
+    if not isinstance(value, str):
+        raise UsageError(f"{method} needs a string `{name}`, got {value!r}")
+    return value
+
+
 def build_server(nav_factory: Any = None) -> NavLanguageServer:
     server = NavLanguageServer(nav_factory)
 
@@ -227,26 +234,19 @@ def build_server(nav_factory: Any = None) -> NavLanguageServer:
     @server.feature("nav/find")
     @_guard
     def nav_find(ls: NavLanguageServer, params: Any) -> Any:
-        query = _param(params, "query")
-        if not isinstance(query, str):
-            raise UsageError(f"nav/find needs a string `query`, got {query!r}")
+        query = _string_param(params, "nav/find", "query")
         return to_data(ls.nav.query(query, limit=int(_param(params, "limit", 20))))
 
     @server.feature("nav/search")
     @_guard
     def nav_search(ls: NavLanguageServer, params: Any) -> Any:
-        text = _param(params, "text")
-        if not isinstance(text, str):
-            raise UsageError(f"nav/search needs a string `text`, got {text!r}")
+        text = _string_param(params, "nav/search", "text")
         return to_data(ls.nav.search(text, k=int(_param(params, "k", 10))))
 
     @server.feature("nav/refs")
     @_guard
     def nav_refs(ls: NavLanguageServer, params: Any) -> Any:
-        name = _param(params, "name")
-        if not isinstance(name, str):
-            raise UsageError(f"nav/refs needs a string `name`, got {name!r}")
-        return to_data(ls.nav.references(name))
+        return to_data(ls.nav.references(_string_param(params, "nav/refs", "name")))
 
     @server.feature("nav/status")
     @_guard

@@ -8,6 +8,7 @@
     ├── SymbolNotFoundError   no symbol by that name; ``.suggestions`` has close ones (exit 4)
     ├── FileNotInIndexError   a path outside the root, missing, or not indexed (exit 4)
     ├── StorageError          the index database cannot be used (exit 5)
+    │   └── IndexBusyError    another process holds the index's write lock
     ├── ServerError           a language server failed (exit 6)
     ├── DeadlineError         a bounded operation ran out of time (exit 7)
     └── ModelError            the embedding model cannot be loaded offline (exit 8)
@@ -16,6 +17,7 @@
 from storage.errors import (
     DeadlineError,
     FileNotInIndexError,
+    IndexBusyError,
     ModelError,
     NavError,
     NotIndexedError,
@@ -28,6 +30,7 @@ from storage.errors import (
 __all__ = [
     "DeadlineError",
     "FileNotInIndexError",
+    "IndexBusyError",
     "ModelError",
     "NavError",
     "NotIndexedError",

@@ -8,11 +8,11 @@ search of :mod:`navigator.search`. Every hit keeps the rank each leg gave it.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
+from semantic.fusion import rrf
 from storage.errors import NavError, SymbolNotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -22,22 +22,6 @@ RRF_K = 60
 LEG_DEPTH = 50
 
 Key = tuple[str, int]
-
-
-def rrf(legs: Mapping[str, Sequence[Key]], *, k: int = RRF_K) -> dict[Key, tuple[float, dict[str, int]]]:
-    """Reciprocal rank fusion over keyed result lists: key -> (Σ 1/(k + rank), {leg: rank})."""
-    fused: dict[Key, tuple[float, dict[str, int]]] = {}
-    for leg, keys in legs.items():
-        rank = 0
-        seen: set[Key] = set()
-        for key in keys:
-            if key in seen:
-                continue
-            seen.add(key)
-            rank += 1
-            score, ranks = fused.get(key, (0.0, {}))
-            fused[key] = (score + 1.0 / (k + rank), {**ranks, leg: rank})
-    return fused
 
 
 def _from_symbol(s: Symbol) -> Found:
@@ -133,7 +117,7 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
             for c in resp.items:
                 add("search", _from_chunk(c))
 
-    fused = rrf(legs)
+    fused = rrf(legs, k=RRF_K)
     ordered = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
     items = []
     for key, (score, ranks) in ordered[:limit]:
@@ -165,4 +149,4 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
     )
 
 
-__all__ = ["Route", "rrf", "run_query"]
+__all__ = ["Route", "run_query"]

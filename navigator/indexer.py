@@ -10,7 +10,7 @@ The run's state is kept in ``meta`` so ``nav status`` can say a run was cut shor
 
 from __future__ import annotations
 
-import fcntl
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -22,12 +22,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from navigator.paths import flock_within
 from navigator.results import IndexReport
 from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk, walk_paths
 from semantic.languages import detect_language
 from semantic.parse import parse_source
 from storage.db import Store
-from storage.errors import StorageError
+from storage.errors import IndexBusyError
 from storage.model import ParsedFile
 
 log = logging.getLogger(__name__)
@@ -87,24 +88,14 @@ def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
         parsed = parse_source(job.path, job.text, detect_language(job.path), chunk_budget=chunk_budget)
     except Exception as exc:  # a parser bug must not stop the index; the file is kept, visibly
         log.warning("parser failed on %s: %s", job.path, exc)
-        parsed = parse_source(job.path, job.text, None, chunk_budget=chunk_budget)
-        parsed = ParsedFile(
-            path=parsed.path,
+        windows = parse_source(job.path, job.text, None, chunk_budget=chunk_budget)
+        parsed = dataclasses.replace(
+            windows,
             language=detect_language(job.path) or "",
-            chunks=parsed.chunks,
-            parsed=False,
-            notes=(*parsed.notes, f"parser error: {type(exc).__name__}: {exc}"),
+            notes=(*windows.notes, f"parser error: {type(exc).__name__}: {exc}"),
         )
     if job.decode_note:
-        parsed = ParsedFile(
-            path=parsed.path,
-            language=parsed.language,
-            symbols=parsed.symbols,
-            refs=parsed.refs,
-            chunks=parsed.chunks,
-            parsed=parsed.parsed,
-            notes=(*parsed.notes, job.decode_note),
-        )
+        parsed = dataclasses.replace(parsed, notes=(*parsed.notes, job.decode_note))
     return parsed
 
 
@@ -129,19 +120,11 @@ def index_lock(nav_dir: Path, *, timeout_s: float = 30.0) -> Iterator[None]:
     nav_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(nav_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise StorageError(
-                        f"another nav process is indexing {nav_dir.parent} (lock {nav_dir / 'index.lock'}); "
-                        "wait for it to finish"
-                    ) from None
-                # flock has no timed wait; poll the lock at a short interval
-                time.sleep(0.05)
+        if not flock_within(fd, timeout_s):
+            raise IndexBusyError(
+                f"another nav process is indexing {nav_dir.parent} (lock {nav_dir / 'index.lock'}); "
+                "wait for it to finish"
+            )
         yield
     finally:
         os.close(fd)

@@ -47,3 +47,24 @@ def find_root(start: Path) -> Path:
             if (cand / marker).exists():
                 return cand
     return start
+
+
+def flock_within(fd: int, timeout_s: float) -> bool:
+    """Take an exclusive flock on ``fd``, waiting at most ``timeout_s``; False if it stayed held.
+
+    flock has no timed wait, so this polls, backing off from 5 ms to 100 ms.
+    """
+    import fcntl
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)

@@ -114,7 +114,7 @@ def classify(query: str) -> Route:
             found.append(word)
     if found:
         names = ", ".join(f"`{n}`" for n in found)
-        intent = next((i for pattern, i in _INTENTS if pattern.search(text)), "references")
+        intent: Intent = next((i for pattern, i in _INTENTS if pattern.search(text)), "references")
         why = f"prose naming {names}: fused" + ("" if intent == "references" else f", asking for {intent}")
         return Route(kind="both", text=text, identifiers=tuple(found), why=why, intent=intent)
     return Route(kind="semantic", text=text, why="prose: search by meaning")

@@ -186,18 +186,24 @@ def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = N
             st = os.stat(abspath)
         except OSError:
             continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
-        name = parts[-1].lower()
-        if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
-            continue
-        if st.st_size > opts.max_file_bytes:
-            result.skipped.append(
-                (rel, f"larger than the size limit ({st.st_size} > {opts.max_file_bytes} bytes)")
-            )
-            continue
-        result.files.append(WalkedFile(rel, abspath, st.st_size, st.st_mtime_ns))
+        if stat.S_ISREG(st.st_mode) and (wf := _take_file(rel, abspath, st, opts, result)) is not None:
+            result.files.append(wf)
     return result
+
+
+def _take_file(
+    rel: str, abspath: str, st: os.stat_result, opts: WalkOptions, result: WalkResult
+) -> WalkedFile | None:
+    """The verdict on one regular, not-ignored file: binary by name, too large (reported), or taken."""
+    name = rel.rsplit("/", 1)[-1].lower()
+    if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
+        return None
+    if st.st_size > opts.max_file_bytes:
+        result.skipped.append(
+            (rel, f"larger than the size limit ({st.st_size} > {opts.max_file_bytes} bytes)")
+        )
+        return None
+    return WalkedFile(rel, abspath, st.st_size, st.st_mtime_ns)
 
 
 def _walk_dir(
@@ -240,12 +246,5 @@ def _walk_dir(
             continue
         if _ignored(specs, rel, False):
             continue
-        name = entry.name.lower()
-        if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
-            continue
-        if st.st_size > opts.max_file_bytes:
-            result.skipped.append(
-                (rel, f"larger than the size limit ({st.st_size} > {opts.max_file_bytes} bytes)")
-            )
-            continue
-        yield WalkedFile(rel, entry.path, st.st_size, st.st_mtime_ns)
+        if (wf := _take_file(rel, entry.path, st, opts, result)) is not None:
+            yield wf

@@ -15,8 +15,9 @@ The constants were measured on semble's Python dev set (see ``bench/README.md`` 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from semantic.lexical import QueryTerms
 from storage.tokens import split_identifier
@@ -95,14 +96,18 @@ class Ranked:
     file_score: float = 0.0
 
 
-def rrf(legs: Mapping[str, Sequence[int]], *, k: int = RRF_K, weights: Mapping[str, float] | None = None) -> dict[
-    int, tuple[float, dict[str, int]]
-]:
-    """Reciprocal rank fusion: id -> (sum of weight / (k + rank), {leg: rank})."""
-    out: dict[int, tuple[float, dict[str, int]]] = {}
+K = TypeVar("K", bound=Hashable)
+
+
+def rrf(
+    legs: Mapping[str, Sequence[K]], *, k: int = RRF_K, weights: Mapping[str, float] | None = None
+) -> dict[K, tuple[float, dict[str, int]]]:
+    """Reciprocal rank fusion over any keys (chunk ids, positions):
+    key -> (sum of weight / (k + rank), {leg: rank}); a key repeated within a leg counts once."""
+    out: dict[K, tuple[float, dict[str, int]]] = {}
     for leg, ids in legs.items():
         w = 1.0 if weights is None else weights.get(leg, 1.0)
-        seen: set[int] = set()
+        seen: set[K] = set()
         rank = 0
         for cid in ids:
             if cid in seen:

@@ -363,12 +363,13 @@ class Store:
         """Replace every row of one file with what the parser found (atomic)."""
         c = self.conn
         with self.transaction():
-            row = c.execute("SELECT id FROM files WHERE path=?", (parsed.path,)).fetchone()
             notes = "; ".join(parsed.notes) or None
-            if row is None:
-                cur = c.execute(
-                    "INSERT INTO files(path, language, hash, size, mtime_ns, lines, parsed, notes,"
-                    " indexed_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            file_id = int(
+                c.execute(
+                    "INSERT INTO files(path, language, hash, size, mtime_ns, lines, parsed, notes, indexed_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET language=excluded.language,"
+                    " hash=excluded.hash, size=excluded.size, mtime_ns=excluded.mtime_ns, lines=excluded.lines,"
+                    " parsed=excluded.parsed, notes=excluded.notes, indexed_at=excluded.indexed_at RETURNING id",
                     (
                         parsed.path,
                         parsed.language or None,
@@ -380,26 +381,9 @@ class Store:
                         notes,
                         time.time(),
                     ),
-                )
-                file_id = int(cur.lastrowid or 0)
-            else:
-                file_id = int(row[0])
-                self._delete_file_rows(file_id)
-                c.execute(
-                    "UPDATE files SET language=?, hash=?, size=?, mtime_ns=?, lines=?, parsed=?,"
-                    " notes=?, indexed_at=? WHERE id=?",
-                    (
-                        parsed.language or None,
-                        content_hash,
-                        size,
-                        mtime_ns,
-                        lines,
-                        int(parsed.parsed),
-                        notes,
-                        time.time(),
-                        file_id,
-                    ),
-                )
+                ).fetchone()[0]
+            )
+            self._delete_file_rows(file_id)  # the file's previous rows, if it had any
             for sym in parsed.symbols:
                 cur = c.execute(
                     "INSERT INTO symbols(file_id, name, qualified_name, kind, start_line, start_col,"

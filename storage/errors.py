@@ -64,6 +64,10 @@ class StorageError(NavError):
     exit_code = 5
 
 
+class IndexBusyError(StorageError):
+    """Another process holds the index's write lock (a ``nav index`` running elsewhere)."""
+
+
 class ServerError(NavError):
     """A language server failed to start or answer."""
 

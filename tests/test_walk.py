@@ -13,19 +13,19 @@ def paths(root: Path, **opts: object) -> list[str]:
     return [f.path for f in walk(root, WalkOptions(**opts)).files]  # type: ignore[arg-type]
 
 
+NESTED_IGNORES = {
+    ".gitignore": "*.log\nbuild_out/\n",
+    "a.py": "x = 1\n",
+    "debug.log": "noise\n",
+    "build_out/gen.py": "y = 2\n",
+    "pkg/.gitignore": "secret_*.py\n!secret_ok.py\n",
+    "pkg/secret_key.py": "k = 1\n",
+    "pkg/secret_ok.py": "ok = 1\n",
+}
+
+
 def test_gitignore_nested_and_negation(make_repo: Callable[[dict[str, str]], Path]) -> None:
-    root = make_repo(
-        {
-            ".gitignore": "*.log\nbuild_out/\n",
-            "a.py": "x = 1\n",
-            "debug.log": "noise\n",
-            "build_out/gen.py": "y = 2\n",
-            "pkg/.gitignore": "secret_*.py\n!secret_ok.py\n",
-            "pkg/secret_key.py": "k = 1\n",
-            "pkg/secret_ok.py": "ok = 1\n",
-            "pkg/mod.py": "z = 3\n",
-        }
-    )
+    root = make_repo({**NESTED_IGNORES, "pkg/mod.py": "z = 3\n"})
     assert paths(root) == [".gitignore", "a.py", "pkg/.gitignore", "pkg/mod.py", "pkg/secret_ok.py"]
 
 
@@ -88,13 +88,7 @@ def test_walk_paths_gives_the_same_verdicts_as_walk(make_repo: Callable[[dict[st
 
     root = make_repo(
         {
-            ".gitignore": "*.log\nbuild_out/\n",
-            "a.py": "x = 1\n",
-            "debug.log": "noise\n",
-            "build_out/gen.py": "y = 2\n",
-            "pkg/.gitignore": "secret_*.py\n!secret_ok.py\n",
-            "pkg/secret_key.py": "k = 1\n",
-            "pkg/secret_ok.py": "ok = 1\n",
+            **NESTED_IGNORES,
             "node_modules/x/index.js": "",
             "env1/pyvenv.cfg": "",
             "env1/lib/mod.py": "",
