@@ -243,6 +243,13 @@ def test_servers_of_the_main_language_are_warmed_at_start(root: Path, client: Da
     refs = client.references("create_sales_order", deadline_s=10)
     assert refs.complete and all(h.provenance == ("lsp",) for h in refs.items)
     assert {h.path for h in refs.items} >= {f"job{i}.py" for i in range(5)}
+    # a file saved now reaches the warm server through the watcher's paths, not a walk
+    syncs = client.daemon_status()["syncs"]
+    (root / "late.py").write_text("from orders import create_sales_order\n\nLATE = create_sales_order('z')\n")
+    wait_for_sync(client, syncs)
+    refs = client.references("create_sales_order", deadline_s=30)
+    late = [h for h in refs.items if h.path == "late.py"]
+    assert refs.complete and late and all(h.provenance == ("lsp",) for h in late)
 
 
 @pytest.mark.parametrize(

@@ -58,3 +58,12 @@ def test_a_position_goes_to_that_symbol(nav: Navigator) -> None:
 def test_limit_bounds_the_answer_and_says_so(nav: Navigator) -> None:
     resp = nav.query("Order", limit=2, deadline_s=60)
     assert len(resp.items) == 2 and not resp.complete and "limit reached" in (resp.reason or "")
+
+
+def test_a_routed_query_sees_an_edit_made_just_before(nav: Navigator) -> None:
+    (nav.root / "orders" / "late.py").write_text("def reconcile_ledger_totals():\n    return 0\n")
+    try:
+        resp = nav.query("reconcile_ledger_totals", deadline_s=60)
+        assert resp.items[0].path == "orders/late.py" and resp.items[0].kind == "definition"
+    finally:
+        (nav.root / "orders" / "late.py").unlink()
