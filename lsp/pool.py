@@ -96,6 +96,11 @@ class _Backoff(Exception):
     pass
 
 
+class _Broken(Exception):
+    """The server is up but no longer answers (internal errors on a retried request, or a
+    stopped process): it is replaced."""
+
+
 @dataclass
 class _Crashes:
     count: int = 0
@@ -301,6 +306,10 @@ class ServerPool:
             raise _NoServer(UNAVAILABLE.get(language, f"no language server configured for {language}"))
         key = (root, key_name)
         session = self._sessions.get(key)
+        if session is not None and not session.exited.is_set() and session.stopped:
+            # SIGSTOP'd: it would time out every request until continued. Replace it.
+            log.warning("%s (pid %s) is stopped; restarting it", session.definition.name, session.pid)
+            await _kill_and_wait(session)
         if session is not None and session.exited.is_set():
             del self._sessions[key]
             record = self._crashes.setdefault(key, _Crashes())
@@ -353,8 +362,10 @@ class ServerPool:
     ) -> LspAnswer:
         name: str | None = None
         for attempt in (1, 2):
+            started = False
             try:
                 session = await self._session(root, language, deadline)
+                started = True
                 name = session.definition.name
                 answer = await self._ask(session, op, positions, deadline, rescan)
                 if session.notes:  # what the server's setup could not do (no tsconfig, old toolchain...)
@@ -365,10 +376,15 @@ class ServerPool:
             except _Backoff as exc:
                 return LspAnswer(complete=False, reason=str(exc), server=name, answered=False)
             except TimeoutError:
-                starting = name is None
+                if started:
+                    reason = "deadline reached"
+                elif attempt == 2:
+                    reason = "deadline reached while the server was restarting"
+                else:
+                    reason = "deadline reached while the server was starting"
                 return LspAnswer(
                     complete=False,
-                    reason="deadline reached while the server was starting" if starting else "deadline reached",
+                    reason=reason,
                     server=name,
                     answered=False,
                 )
@@ -376,6 +392,14 @@ class ServerPool:
                 log.warning("%s; %s", exc, "restarting" if attempt == 1 else "giving up")
                 if attempt == 2 or time.monotonic() >= deadline:
                     return LspAnswer(complete=False, reason=f"server crashed: {exc}", server=name, answered=False)
+            except _Broken as exc:
+                log.warning("%s; %s", exc, "restarting it" if attempt == 1 else "giving up")
+                broken = self._sessions.get((root, server_key(language) or ""))
+                if broken is not None:
+                    await _kill_and_wait(broken)  # the next _session() restarts it
+                if attempt == 2 or time.monotonic() >= deadline:
+                    reason = f"{exc}; it is restarted on the next query" if attempt == 1 else f"{exc} (also after a restart)"
+                    return LspAnswer(complete=False, reason=reason, server=name, answered=False)
             except OSError as exc:
                 return LspAnswer(complete=False, reason=f"server failed to start: {exc}", answered=False)
         raise AssertionError("unreachable")
@@ -414,8 +438,27 @@ class ServerPool:
                 return _partial(locations, texts, server, done)
             session.ensure_open(pos.path)
             try:
-                found, text = await _one(session, op, pos, remaining)
+                try:
+                    found, text = await _one(session, op, pos, remaining)
+                except RequestFailed as exc:
+                    if not exc.internal:
+                        raise
+                    # An internal error may be a one-off; the same question failing again is
+                    # a broken server (basedpyright poisoned by a cancel answered -32603 to
+                    # every later references request until it was restarted).
+                    log.warning("%s; asking once more", exc)
+                    try:
+                        found, text = await _one(session, op, pos, max(0.001, deadline - time.monotonic()))
+                    except RequestFailed as again:
+                        if again.internal:
+                            raise _Broken(f"{server} keeps failing: {again}") from again
+                        raise
             except TimeoutError:
+                if session.stopped:
+                    return dataclasses.replace(
+                        _partial(locations, texts, server, done),
+                        reason="deadline reached: the server process is stopped (it is restarted on the next query)",
+                    )
                 return _partial(locations, texts, server, done)
             except RequestFailed as exc:
                 return LspAnswer(tuple(locations), complete=False, reason=str(exc), server=server,
@@ -435,6 +478,13 @@ def _partial(locations: list[Location], texts: list[str], server: str, done: int
         answered=done > 0,
         text="\n\n".join(texts) or None,
     )
+
+
+async def _kill_and_wait(session: ServerSession) -> None:
+    """SIGKILL the server (a stopped process dies too) and wait, briefly, for its exit."""
+    session.kill()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(session.exited.wait(), 5.0)
 
 
 async def _ready_or_exit(session: ServerSession) -> None:

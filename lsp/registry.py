@@ -166,6 +166,9 @@ class ServerDefinition:
     (tsserver): the first queried file is opened to start loading, then readiness awaited."""
     loading: ClassVar[re.Pattern[str] | None] = None
     """``$/progress`` titles (or tokens) that mean "still loading": queries wait for them to end."""
+    uncancellable: ClassVar[frozenset[str]] = frozenset()
+    """Methods never cancelled with ``$/cancelRequest`` when their deadline passes (the
+    server's handling of that cancel is broken): the request runs on, its answer dropped."""
 
     def locate(self) -> str | None:
         return find_binary(self.binaries)
@@ -286,6 +289,14 @@ class BasedPyright(ServerDefinition):
     args = ("--stdio",)
     install = "pip install basedpyright"
     ready_after_initialize = False
+    uncancellable = frozenset({"textDocument/references", "textDocument/implementation"})
+    """basedpyright 1.40 (pyright's ``onReferences``/``onImplementation``): a cancel that
+    arrives before the search starts (while it waits for ``window/workDoneProgress/create``,
+    i.e. whenever the server is busy) leaves a cancellation source whose ``cancel()`` throws;
+    it stays the "pending" source, and every later request of that method answers -32603
+    ``this._token.cancel is not a function`` until the server restarts. Not cancelling costs
+    nothing lasting: the server cancels a pending references search itself when the next
+    one arrives."""
     _READY = re.compile(r"Found \d+ source files?|No source files found|No configuration file found")
     _FOUND = re.compile(r"Found \d+ source files?|No source files found")
 

@@ -30,7 +30,12 @@ from typing import Any
 
 from multilspy.lsp_protocol_handler.lsp_types import ErrorCodes
 from multilspy.lsp_protocol_handler.server import Error as RpcError
-from multilspy.lsp_protocol_handler.server import LanguageServerHandler, ProcessLaunchInfo
+from multilspy.lsp_protocol_handler.server import (
+    LanguageServerHandler,
+    ProcessLaunchInfo,
+    Request,
+    make_request,
+)
 
 from lsp.registry import ServerDefinition
 
@@ -49,7 +54,16 @@ class ServerExited(Exception):
 
 
 class RequestFailed(Exception):
-    """The server answered a request with an error."""
+    """The server answered a request with an error (``code``: the JSON-RPC error code)."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def internal(self) -> bool:
+        """An internal error (-32603): the server failed, not the question."""
+        return self.code == int(ErrorCodes.InternalError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +105,7 @@ class ServerSession:
         self._pending: set[str] | None = set()
         self.synced_once = False
         """Whether a whole-tree :meth:`sync_files` has run since start."""
+        self._abandoned = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -102,6 +117,17 @@ class ServerSession:
     @property
     def alive(self) -> bool:
         return self._handler is not None and not self.exited.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the process is stopped (SIGSTOP / SIGTSTP): it will answer nothing until
+        continued. Read from ``/proc``; False where that cannot be read."""
+        pid = self.pid
+        if pid is None or self.exited.is_set():
+            return False
+        # The launched process may be a wrapper (basedpyright-langserver is a Python script
+        # that runs node): any stopped process in its tree stops the answers.
+        return any(_proc_state(p) in ("T", "t") for p in _process_tree(pid))
 
     def tail(self) -> str:
         """The last lines the server logged (for error messages)."""
@@ -289,11 +315,32 @@ class ServerSession:
         handler = self._handler
         if handler is None or self.exited.is_set():
             raise ServerExited(f"{self.definition.name} is not running")
+        # The id is taken here, in the same step that registers the request, so the cancel
+        # below names this request and no other (multilspy's send_request takes it later,
+        # inside the task wait_for starts: a request sent in between would get it).
         rid = handler.request_id
+        handler.request_id += 1
+        pending = Request()
+        handler._response_handlers[rid] = pending
+
+        async def exchange() -> Any:
+            async with pending.cv:
+                await handler._send_payload(make_request(method, rid, params))
+                await pending.cv.wait()
+            if isinstance(pending.error, RpcError):
+                raise pending.error
+            return pending.result
+
         try:
-            return await asyncio.wait_for(handler.send_request(method, params), timeout=max(timeout_s, 0.001))
+            return await asyncio.wait_for(exchange(), timeout=max(timeout_s, 0.001))
         except TimeoutError:
-            if not self.exited.is_set():
+            if self.exited.is_set():
+                raise
+            if method in self.definition.uncancellable:
+                # The server's cancellation of this method is broken (see the definition):
+                # the request runs to its end and its late answer is dropped.
+                self._abandoned += 1
+            else:
                 handler.notify.cancel_request({"id": rid})
             raise
         except (ConnectionError, BrokenPipeError) as exc:
@@ -306,7 +353,9 @@ class ServerSession:
                 raise ServerExited(
                     f"{self.definition.name} exited (code {self.returncode}) during {method}"
                 ) from exc
-            raise RequestFailed(f"{self.definition.name} answered {method} with an error: {exc}") from exc
+            raise RequestFailed(
+                f"{self.definition.name} answered {method} with an error: {exc}", _code(exc)
+            ) from exc
 
     async def request(self, method: str, params: Any, *, timeout_s: float) -> Any:
         self.last_used = time.monotonic()
@@ -459,6 +508,42 @@ class ServerSession:
             {"textDocument": {"uri": _uri(Path(path)), "version": version},
              "contentChanges": [{"text": text}]}
         )  # fmt: skip
+
+
+def _proc_state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _process_tree(pid: int, *, limit: int = 64) -> list[int]:
+    """``pid`` and its descendants, from ``/proc/PID/task/TID/children`` (Linux; elsewhere
+    just ``pid``)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo and len(out) < limit:
+        p = todo.pop()
+        out.append(p)
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children", encoding="ascii") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def _code(exc: RpcError) -> int | None:
+    try:
+        return int(exc.code)
+    except (TypeError, ValueError):
+        return None
 
 
 def _path_of(uri: str) -> str:

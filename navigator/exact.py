@@ -60,8 +60,9 @@ DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "jav
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _DYNAMIC_LANGUAGES = frozenset({"python", "javascript"})
-"""Languages whose method calls servers often cannot resolve (untyped receivers): their
-method callers get the syntax-level ``.name`` uses as well, marked as such."""
+"""Languages whose uses servers often cannot resolve (untyped receivers): references,
+callers and implementations get the same name's other uses in code as well, marked
+``possible`` (:meth:`ExactNavigator._possible`)."""
 
 
 class SymbolTable(Protocol):
@@ -411,10 +412,12 @@ class ExactNavigator:
                     for hit in found:
                         hits.setdefault((hit.path, hit.line, hit.col), hit)
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
-        if op == "callers" and lsp_answered:
-            extra, note = self._method_uses(files, targets, items)
-            if note:
-                notes.append(note)
+        if lsp_answered:
+            extra, why = self._possible(files, op, targets, items)
+            if why:
+                complete = False  # complete means nothing is known to be missing
+                reasons.append(why.split(":", 1)[0])
+                notes.append(why)
                 sources.append("syntax")
             items += extra  # after the server's answer, never interleaved with it
         if limit is not None and len(items) > limit:
@@ -482,40 +485,72 @@ class ExactNavigator:
             kind=kind,
         )
 
-    def _method_uses(
-        self, files: _Files, targets: Sequence[Target], lsp_hits: Sequence[Hit]
+    def _possible(
+        self, files: _Files, op: Operation, targets: Sequence[Target], precise: Sequence[Hit]
     ) -> tuple[list[Hit], str | None]:
-        """Callers of a method in a dynamic language, beyond the server's answer: every
-        ``.name`` use the index knows that the server did not report (a receiver whose type
-        it could not infer). Marked ``syntax``, kind ``possible call``; they may belong to
-        an unrelated method of the same name (FINDINGS.md: servers found 62 of 2,114
-        ``.name`` uses on Django)."""
-        names = list(dict.fromkeys(
-            t.name for t in targets
-            if t.name and t.kind == "method" and (t.language or "") in _DYNAMIC_LANGUAGES
-        ))  # fmt: skip
-        if not names:
+        """What the server may have missed, for ``references``, ``callers`` and
+        ``implementation`` in dynamic languages (an untyped receiver, FINDINGS.md): every use
+        of the name in code (the index's syntax references: identifiers, never strings or
+        comments) that the server did not report. Provenance ``possible``; listed after the
+        server's answer. A member (method, attribute) is matched at ``.name`` uses, anything
+        else at bare uses (and ``.name`` when no member has that name); callers only at uses that are not definitions, imports or
+        already reported lines; implementations only at other definitions of the name."""
+        wanted = [t for t in targets if t.name and (t.language or "") in _DYNAMIC_LANGUAGES]
+        if not wanted or op not in ("references", "callers", "implementation"):
             return [], None
-        seen_lines = {(h.path, h.line) for h in lsp_hits}
+        member = {t.name: _is_member(files, t) for t in wanted}
+        at = {(h.path, h.line, h.col) for h in precise}
+        lines = {(h.path, h.line) for h in precise}
+        own = {(t.path, t.line, t.col) for t in targets}
+        # A member is used as ``.name``, anything else by its bare name; ``x.name`` can still
+        # be a function or class (reached through a module or object the server cannot
+        # type) when no member of that name exists anywhere.
+        members = {
+            n: any(r.definition.kind in _MEMBER_KINDS for r in self.table.resolve(n))
+            for n, m in member.items() if not m and op != "implementation"
+        }  # fmt: skip
         out: list[Hit] = []
-        for name in names:
+        for name, is_member in member.items():
+            if op == "implementation":
+                if not is_member:
+                    continue  # a class's implementations have other names: nothing to match
+                for row in self.table.resolve(name):
+                    d = row.definition
+                    where = (d.path, d.name_span.start_line, d.name_span.start_col)
+                    if d.name != name or d.kind not in _MEMBER_KINDS or where in own or where in at:
+                        continue
+                    if (d.language or detect_language(d.path)) not in _DYNAMIC_LANGUAGES:
+                        continue
+                    at.add(where)
+                    hit = self._hit(files, *where, where[1], where[2] + len(name), ("possible",), op)
+                    out.append(dataclasses.replace(hit, kind="possible implementation"))
+                continue
             for ref in self.table.refs_by_name(name):
+                if (ref.path, ref.line, ref.col) in at:
+                    continue
                 line_text = files.line(ref.path, ref.line)
                 start = ref.col - 1
-                if line_text[start : start + len(name)] != name or line_text[:start].rstrip()[-1:] != ".":
-                    continue  # not an attribute use, or the file changed since it was indexed
-                if (ref.path, ref.line) in seen_lines:
+                if line_text[start : start + len(name)] != name:
+                    continue  # the file changed since it was indexed, or is gone
+                attribute = line_text[:start].rstrip()[-1:] == "."
+                if attribute != is_member and (is_member or members.get(name, True)):
                     continue
-                seen_lines.add((ref.path, ref.line))
-                hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("syntax",), "callers")
                 called = line_text[ref.end_col - 1 :].lstrip().startswith("(")
+                if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
+                    continue
+                hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("possible",), op)
+                if hit.is_definition or (op == "callers" and _is_import(line_text)):
+                    continue  # a definition (of something else of that name); an import is no call
+                at.add((ref.path, ref.line, ref.col))
+                lines.add((ref.path, ref.line))
                 out.append(dataclasses.replace(hit, kind="possible call" if called else "possible reference"))
         if not out:
             return [], None
-        shown = " or ".join(f"`.{n}`" for n in names)
+        what = {"references": "references", "callers": "callers", "implementation": "implementations"}[op]
+        names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
         return out, (
-            f"{len(out)} more {shown} uses by name only (provenance syntax, after the server's "
-            "answer): receivers the server could not type; some may be other methods of the same name"
+            f"{len(out)} possible {what} the server could not resolve: {names} by name in code "
+            "(provenance `possible`, listed after the server's answer); some may be other things of that name"
         )
 
     def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
@@ -594,6 +629,31 @@ def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:
         and not answer.locations
         and all(t.qualified_name is not None for t in group)
     )
+
+
+_MEMBER_KINDS = frozenset({"method", "property", "field", "attribute"})
+_IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b|^\s*(import|export)\b.*\bfrom\b|\brequire\s*\(")
+
+
+def _is_member(files: _Files, target: Target) -> bool:
+    """Whether ``target`` names a member (used as ``.name``): its kind, or, for a position,
+    the symbol defined there or a ``.`` before it."""
+    kind = target.kind
+    if kind is None:
+        row = next(
+            (r for r in files.symbols(target.path)
+             if (r.definition.name_span.start_line, r.definition.name_span.start_col) == (target.line, target.col)),
+            None,
+        )  # fmt: skip
+        if row is not None:
+            kind = row.definition.kind
+        else:
+            return files.line(target.path, target.line)[: target.col - 1].rstrip().endswith(".")
+    return kind in _MEMBER_KINDS
+
+
+def _is_import(line_text: str) -> bool:
+    return bool(_IMPORT.search(line_text))
 
 
 def _left(deadline: float) -> float:

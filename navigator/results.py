@@ -12,7 +12,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-Provenance = Literal["lsp", "symbols", "bm25", "vector", "syntax", "path"]
+Provenance = Literal["lsp", "symbols", "bm25", "vector", "syntax", "path", "possible"]
+"""``possible``: the same name in code where a language server answered but did not
+resolve it (an untyped receiver): listed after the precise hits, and the answer is then
+not complete."""
 
 T = TypeVar("T")
 

@@ -44,22 +44,23 @@ def exact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExactNavigator]:
 
 def test_method_callers_are_the_server_answer_then_syntax_uses(exact: ExactNavigator) -> None:
     resp = exact.callers("Order.total", deadline_s=DEADLINE)
-    assert resp.complete, resp.reason
+    # complete means nothing is known to be missing: two uses the server could not resolve are
+    assert not resp.complete and resp.reason == "2 possible callers the server could not resolve"
     provenances = [h.provenance for h in resp.items]
     lsp = [h for h in resp.items if h.provenance == ("lsp",)]
-    syntax = [h for h in resp.items if h.provenance == ("syntax",)]
+    syntax = [h for h in resp.items if h.provenance == ("possible",)]
     assert len(lsp) + len(syntax) == len(resp.items), provenances
     # the typed call in app.py comes from the server
     assert [(h.path, h.code) for h in lsp] == [("orders/app.py", "return order.total()  # ref: total")]
     assert lsp[0].kind == "call" and lsp[0].symbol == "main"
     # the untyped ones come after it, by name only, and say so
-    assert provenances.index(("syntax",)) == len(lsp), "syntax uses must follow the server's answer"
+    assert provenances.index(("possible",)) == len(lsp), "possible uses must follow the server's answer"
     assert {(h.path, h.line, h.kind, h.symbol) for h in syntax} == {
         ("orders/dynamic.py", 5, "possible call", "show"),
         ("orders/dynamic.py", 9, "possible reference", "later"),
     }
     assert resp.source == "lsp:basedpyright,syntax"
-    assert any("provenance syntax" in n and "`.total`" in n for n in resp.notes), resp.notes
+    assert any("provenance `possible`" in n and "`.total`" in n for n in resp.notes), resp.notes
     # never the definitions, never the free function total() nor a server hit twice
     assert not any(h.is_definition for h in resp.items)
     assert not any(h.path == "orders/reports.py" for h in resp.items)

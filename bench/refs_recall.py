@@ -1,0 +1,383 @@
+"""Recall and precision of ``nav refs`` against a lexical oracle, precise and precise+possible.
+
+    python bench/refs_recall.py --repo /work/corpora/pytest-dev-pytest-8.3.4 --n 35 --seed 0
+
+The oracle (issue 8): for a name defined exactly once in the tree, every identifier token
+with that name in code (outside strings and comments) is a true reference. It does not
+share nav's blind spot: nav's possible references come from tree-sitter identifiers in its
+index, the oracle from an independent tokenizer:
+
+- Python: the standard library's ``tokenize`` (NAME tokens that are not keywords), and
+  ``ast`` to find the names defined exactly once: a ``def``/``class`` name bound nowhere else
+  in the tree (no other def/class, assignment, parameter, import alias, attribute store,
+  ``global``/loop/with/except target).
+- JavaScript/TypeScript: a small lexer of its own below (comments, '' "" strings, template
+  literals with their ``${...}`` code, regex literals), and, for "defined once", nav's symbol
+  table (a name with exactly one definition row) cross-checked by the lexer (no
+  ``var``/``let``/``const``/``function``/``class`` declaration of the name elsewhere).
+
+Per name: nav's answer split by provenance (``lsp`` precise, ``possible``), compared at
+(path, line, column) with the oracle's tokens. Reported: recall and precision of precise
+and of precise+possible (micro over tokens and mean per name), and the answers marked
+``complete`` that miss a true reference (must be 0). Files the tokenizer cannot read
+(Python 2 syntax in Django's tests, ...) are left out of both sides.
+
+The index goes to a scratch folder (``--index-dir``), never into the corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import io
+import json
+import keyword
+import os
+import random
+import re
+import statistics
+import sys
+import time
+import tokenize
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from navigator.api import Navigator  # noqa: E402
+
+SKIP_DIRS = {".git", ".nav", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
+PY_EXT = {".py", ".pyi"}
+JS_EXT = {".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"}
+
+Token = tuple[str, int, int]
+"""(root-relative path, 1-based line, 1-based column in code points)."""
+
+
+def source_files(root: Path, exts: set[str]) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            if os.path.splitext(name)[1] in exts:
+                out.append(Path(dirpath) / name)
+    return out
+
+
+# -- Python oracle -----------------------------------------------------------------------
+
+
+def python_tokens(text: str) -> list[tuple[str, int, int]]:
+    """(name, line, 1-based col) of every identifier token in code."""
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
+            out.append((tok.string, tok.start[0], tok.start[1] + 1))
+    return out
+
+
+def python_bindings(tree: ast.AST) -> tuple[list[str], list[str]]:
+    """(names defined by def/class, every other name bound anywhere)."""
+    defs: list[str] = []
+    other: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.append(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            other.append(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            other.append(node.attr)
+        elif isinstance(node, ast.arg):
+            other.append(node.arg)
+        elif isinstance(node, ast.alias):
+            other.append((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.extend(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            other.append(node.name)
+        elif isinstance(node, ast.keyword) and node.arg:
+            other.append(node.arg)  # a keyword argument names a parameter, not the function
+    return defs, other
+
+
+def python_oracle(root: Path) -> tuple[dict[str, list[Token]], set[str], set[str]]:
+    tokens: dict[str, list[Token]] = defaultdict(list)
+    def_count: dict[str, int] = defaultdict(int)
+    bound: set[str] = set()
+    readable: set[str] = set()
+    for path in source_files(root, PY_EXT):
+        rel = path.relative_to(root).as_posix()
+        try:
+            text = path.read_text(encoding="utf-8")
+            toks = python_tokens(text)
+            tree = ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, tokenize.TokenError, ValueError):
+            continue
+        readable.add(rel)
+        for name, line, col in toks:
+            tokens[name].append((rel, line, col))
+        defs, other = python_bindings(tree)
+        for d in defs:
+            def_count[d] += 1
+        bound.update(other)
+    once = {n for n, c in def_count.items() if c == 1 and n not in bound}
+    return tokens, once, readable
+
+
+# -- JavaScript / TypeScript oracle --------------------------------------------------------
+
+_IDENT_START = re.compile(r"[A-Za-z_$]")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_REGEX_AFTER_WORDS = {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do",
+                      "else", "yield", "await"}  # fmt: skip
+
+
+def js_tokens(text: str) -> list[tuple[str, int, int]]:
+    """Identifier tokens in code: skips comments, strings, template text and regex literals,
+    and lexes the code inside template ``${...}``. Columns are 1-based code points."""
+    out: list[tuple[str, int, int]] = []
+    i, n, line, line_start = 0, len(text), 1, 0
+    prev = ""  # the last significant token, to tell a regex from a division
+    stack: list[int] = []  # brace depth per open template substitution
+
+    def newline_count(a: int, b: int) -> None:
+        nonlocal line, line_start
+        k = text.find("\n", a, b)
+        while k != -1:
+            line += 1
+            line_start = k + 1
+            k = text.find("\n", k + 1, b)
+
+    def template(j: int) -> int:
+        """Scan template text from ``j`` (after ` or }); returns the index after the closing
+        backtick, or after ``${`` (pushing a substitution)."""
+        while j < n:
+            c = text[j]
+            if c == "\\":
+                j += 2
+            elif c == "`":
+                return j + 1
+            elif c == "$" and j + 1 < n and text[j + 1] == "{":
+                stack.append(0)
+                return j + 2
+            else:
+                j += 1
+        return n
+
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            line_start = i + 1
+            i += 1
+        elif c in " \t\r\f\v":
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j == -1 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j == -1 else j + 2
+            newline_count(i, j)
+            i = j
+        elif c in "'\"":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            prev = "str"
+        elif c == "`":
+            j = template(i + 1)
+            newline_count(i, j)
+            i = j
+            prev = "str"
+        elif c == "}" and stack and stack[-1] == 0:
+            stack.pop()
+            j = template(i + 1)
+            newline_count(i, j)
+            i = j
+            prev = "str"
+        elif c == "/" and (prev == "" or (prev in _REGEX_AFTER_WORDS) or (not prev[0].isalnum() and prev not in (")", "]", "}", "str", "$", "_"))):
+            j, in_class = i + 1, False
+            while j < n and text[j] != "\n":
+                if text[j] == "\\":
+                    j += 2
+                    continue
+                if text[j] == "[":
+                    in_class = True
+                elif text[j] == "]":
+                    in_class = False
+                elif text[j] == "/" and not in_class:
+                    break
+                j += 1
+            j += 1
+            while j < n and (text[j].isalnum()):
+                j += 1  # flags
+            i = j
+            prev = "str"
+        elif _IDENT_START.match(c):
+            m = _IDENT.match(text, i)
+            assert m is not None
+            word = m.group()
+            out.append((word, line, i - line_start + 1))
+            i = m.end()
+            prev = word
+        elif c.isdigit():
+            m = re.compile(r"[\w.]+").match(text, i)
+            i = m.end() if m else i + 1
+            prev = "num"
+        else:
+            if stack:
+                if c == "{":
+                    stack[-1] += 1
+                elif c == "}":
+                    stack[-1] -= 1
+            prev = c
+            i += 1
+    return out
+
+
+_JS_DECL = re.compile(r"\b(?:var|let|const|function\*?|class)\s+([A-Za-z_$][\w$]*)")
+
+
+def js_oracle(root: Path) -> tuple[dict[str, list[Token]], dict[str, int], set[str]]:
+    tokens: dict[str, list[Token]] = defaultdict(list)
+    decls: dict[str, int] = defaultdict(int)
+    readable: set[str] = set()
+    for path in source_files(root, JS_EXT):
+        rel = path.relative_to(root).as_posix()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        readable.add(rel)
+        toks = js_tokens(text)
+        for name, line, col in toks:
+            tokens[name].append((rel, line, col))
+        # declarations, from the token stream (so never inside strings or comments)
+        for (a, _, _), (b, _, _) in zip(toks, toks[1:]):
+            if a in ("var", "let", "const", "function", "class"):
+                decls[b] += 1
+    return tokens, decls, readable
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    name: str
+    truth: int
+    precise: int
+    possible: int
+    precise_true: int
+    all_true: int
+    complete: bool
+    reason: str | None
+    ms: float
+    missed: list[Token]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", type=Path, required=True)
+    ap.add_argument("--lang", choices=("python", "js"), default="python")
+    ap.add_argument("--n", type=int, default=35)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--deadline", type=float, default=120.0)
+    ap.add_argument("--index-dir", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    root = args.repo.resolve()
+    index_dir = args.index_dir or Path("/tmp") / f"nav-recall-{root.name}"
+
+    t0 = time.perf_counter()
+    if args.lang == "python":
+        tokens, once, readable = python_oracle(root)
+        languages = ("python",)
+    else:
+        tokens, decls, readable = js_oracle(root)
+        languages = ("javascript", "typescript")
+    oracle_s = time.perf_counter() - t0
+
+    nav = Navigator(root, index_dir=index_dir)
+    t0 = time.perf_counter()
+    nav.index()
+    index_s = time.perf_counter() - t0
+    marks = ",".join("?" * len(languages))
+    rows = nav.store.conn.execute(
+        f"SELECT s.name, COUNT(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.language IN ({marks}) "
+        "GROUP BY s.name",
+        languages,
+    ).fetchall()
+    nav_once = {name for name, count in rows if count == 1}
+    if args.lang == "python":
+        candidates = sorted(n for n in once if n in nav_once)
+    else:
+        candidates = sorted(n for n in nav_once if decls.get(n, 0) <= 1 and n in tokens)
+    # a builtin's name (``set``, ``filter``) is used for the builtin too: not "defined once"
+    candidates = [
+        n for n in candidates
+        if not n.startswith("__") and n not in vars(builtins) and len(tokens.get(n, ())) >= 2
+        and all(t[0] in readable for t in tokens[n])
+    ]  # fmt: skip
+    rng = random.Random(args.seed)
+    sample = sorted(rng.sample(candidates, min(args.n, len(candidates))))
+    print(f"{root.name}: {len(candidates)} names defined once; sampled {len(sample)} (seed {args.seed}); "
+          f"oracle {oracle_s:.1f}s, index {index_s:.1f}s", file=sys.stderr, flush=True)  # fmt: skip
+
+    results: list[Row] = []
+    for k, name in enumerate(sample, 1):
+        truth = set(tokens[name])
+        t = time.perf_counter()
+        resp = nav.references(name, deadline_s=args.deadline)
+        ms = (time.perf_counter() - t) * 1e3
+        precise = {(h.path, h.line, h.col) for h in resp.items if "lsp" in h.provenance}
+        possible = {(h.path, h.line, h.col) for h in resp.items if "possible" in h.provenance} - precise
+        # positions outside the readable files are out of the comparison on both sides
+        precise = {p for p in precise if p[0] in readable}
+        possible = {p for p in possible if p[0] in readable}
+        found = precise | possible
+        row = Row(name, len(truth), len(precise), len(possible), len(precise & truth), len(found & truth),
+                  resp.complete, resp.reason, round(ms, 1), sorted(truth - found)[:10])  # fmt: skip
+        results.append(row)
+        flag = "  COMPLETE-BUT-MISSING" if resp.complete and row.all_true < row.truth else ""
+        print(f"{k:3d} {name}: truth {row.truth} precise {row.precise_true}/{row.precise} "
+              f"+possible {row.all_true}/{row.precise + row.possible} {ms:.0f} ms "
+              f"{'complete' if resp.complete else resp.reason}{flag}", file=sys.stderr, flush=True)  # fmt: skip
+    nav.close()
+
+    def ratio(a: int, b: int) -> float:
+        return a / b if b else 1.0
+
+    truth_n = sum(r.truth for r in results)
+    summary = {
+        "repo": root.name,
+        "lang": args.lang,
+        "seed": args.seed,
+        "names": len(results),
+        "candidates": len(candidates),
+        "true_refs": truth_n,
+        "precise_recall": ratio(sum(r.precise_true for r in results), truth_n),
+        "precise_precision": ratio(sum(r.precise_true for r in results), sum(r.precise for r in results)),
+        "all_recall": ratio(sum(r.all_true for r in results), truth_n),
+        "all_precision": ratio(sum(r.all_true for r in results), sum(r.precise + r.possible for r in results)),
+        "mean_precise_recall": statistics.fmean(ratio(r.precise_true, r.truth) for r in results),
+        "mean_all_recall": statistics.fmean(ratio(r.all_true, r.truth) for r in results),
+        "complete_answers": sum(r.complete for r in results),
+        "complete_but_missing": sum(r.complete and r.all_true < r.truth for r in results),
+        "precise_short_names": sum(r.precise_true < r.truth for r in results),
+        "median_ms": statistics.median(r.ms for r in results),
+    }
+    out = args.out or HERE / "results" / f"refs_recall-{root.name}-seed{args.seed}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": [r.__dict__ for r in results]}, indent=1))
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
