@@ -14,10 +14,12 @@ import dataclasses
 import functools
 import hashlib
 import logging
+import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,19 +101,84 @@ def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
     return parsed
 
 
-def _parse_all(jobs: list[_Job], chunk_budget: int, workers: int) -> Iterator[tuple[_Job, ParsedFile]]:
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every parse worker: die with the parent, leave signals to it.
+
+    Forked workers inherit the parent's open descriptors, and with them its flock'd
+    ``index.lock`` / ``daemon.lock`` and the daemon's socket. A worker that outlived a
+    ``kill -9`` of its parent would keep those held and make the next ``nav index`` wait
+    and the next query hang, so the kernel is asked to SIGKILL the worker when the thread
+    that forked it ends (Linux ``PR_SET_PDEATHSIG``), and the worker exits at once if the
+    parent is already gone (it died between fork and this call).
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError) as exc:  # no prctl: the getppid check below still runs
+            log.warning("cannot ask to die with the parent: %s", exc)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _end_workers(pool: ProcessPoolExecutor, grace_s: float) -> None:
+    """After an interrupted run: let each worker finish the file in hand and exit (bounded).
+
+    Killing a worker outright can cut it off while it writes a result into the pool's shared
+    pipe, and then the pool's reader thread waits forever for the rest of that message; so a
+    worker is only killed when it has not ended within ``grace_s`` (a parser stuck on a file).
+    """
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + grace_s
+    for proc in procs:
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        if proc.is_alive():
+            log.warning("parse worker %s did not stop within %.0f s; killing it", proc.pid, grace_s)
+            proc.kill()
+            proc.join(timeout=5)
+
+
+@contextmanager
+def _parse_all(
+    jobs: list[_Job], chunk_budget: int, workers: int
+) -> Iterator[Iterator[tuple[_Job, ParsedFile]]]:
+    """Parsed files in job order, from a pool of forked workers when there are enough files.
+
+    A context manager, not a bare generator, so an exception in the caller (SIGTERM,
+    Ctrl-C, a disk error) ends the workers before it propagates, not when the generator
+    happens to be collected.
+    """
     if len(jobs) < _POOL_MIN_FILES or workers <= 1:
-        for job in jobs:
-            yield job, _parse_job(job, chunk_budget)
+        yield ((job, _parse_job(job, chunk_budget)) for job in jobs)
         return
-    pool: Executor = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    finished = False
     try:
         # Big files first so the pool's tail is short; results come back in submit order.
         futures = [(job, pool.submit(_parse_job, job, chunk_budget)) for job in jobs]
-        for job, fut in futures:
-            yield job, fut.result()
+        yield ((job, fut.result()) for job, fut in futures)
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _end_workers(pool, grace_s=10.0)
 
 
 @contextmanager
@@ -217,25 +284,26 @@ def index_root(
     tx = store.transaction()
     tx.__enter__()
     try:
-        for job, parsed in _parse_all(jobs, chunk_budget, n_workers):
-            store.replace_file(
-                parsed,
-                content_hash=job.content_hash,
-                size=job.size,
-                mtime_ns=job.mtime_ns,
-                lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
-            )
-            (updated if job.path in known else added).append(job.path)
-            done += 1
-            batch_n += 1
-            if progress is not None:
-                progress(done, len(jobs))
-            if batch_n >= _BATCH_FILES or time.monotonic() - batch_started > _BATCH_SECONDS:
-                tx.__exit__(None, None, None)
-                tx = store.transaction()
-                tx.__enter__()
-                batch_n = 0
-                batch_started = time.monotonic()
+        with _parse_all(jobs, chunk_budget, n_workers) as results:
+            for job, parsed in results:
+                store.replace_file(
+                    parsed,
+                    content_hash=job.content_hash,
+                    size=job.size,
+                    mtime_ns=job.mtime_ns,
+                    lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
+                )
+                (updated if job.path in known else added).append(job.path)
+                done += 1
+                batch_n += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+                if batch_n >= _BATCH_FILES or time.monotonic() - batch_started > _BATCH_SECONDS:
+                    tx.__exit__(None, None, None)
+                    tx = store.transaction()
+                    tx.__enter__()
+                    batch_n = 0
+                    batch_started = time.monotonic()
     except BaseException as exc:
         tx.__exit__(type(exc), exc, exc.__traceback__)
         raise
