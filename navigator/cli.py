@@ -198,6 +198,8 @@ def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
         f"{len(report.removed)} removed, {report.unchanged} unchanged in {report.seconds:.2f}s "
         f"({report.files} files, {report.symbols} symbols, {report.chunks} chunks)"
     )
+    for note in report.notes:
+        click.secho(f"note: {note}", fg="yellow", err=True)
     if vectors is not None:
         click.echo(
             f"vectors: {vectors.vectors}/{vectors.chunks} chunks ({vectors.embedded} embedded, "

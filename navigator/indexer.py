@@ -243,6 +243,8 @@ def index_root(
     store.set_meta("last_run_started_at", str(time.time()))
 
     removed = sorted(p for p in known_in_scope if p not in current)
+    was_binary = store.skipped_rows()
+    binary: list[WalkedFile] = []
     jobs: list[_Job] = []
     unchanged = 0
     touched: list[WalkedFile] = []
@@ -251,11 +253,14 @@ def index_root(
         if not reparse_all and row is not None and row.size == wf.size and row.mtime_ns == wf.mtime_ns:
             unchanged += 1
             continue
+        if row is None and was_binary.get(path) == (wf.size, wf.mtime_ns):
+            continue  # binary when last read, and not changed since
         data, err = _read(wf)
         if data is None:
             skipped.append((path, err or "unreadable"))
             continue
         if looks_binary(data[:8192]):
+            binary.append(wf)
             if row is not None:
                 removed.append(path)  # it became binary: it no longer belongs in the index
             continue
@@ -271,10 +276,20 @@ def index_root(
     updated: list[str] = []
     if removed:
         store.delete_files(removed)
-    if touched:
+    binary_paths = {wf.path for wf in binary}
+    job_paths = {j.path for j in jobs}
+    # no longer binary-and-skipped: deleted, or now text to index
+    gone_binary = [
+        p for p in was_binary if (scope is None or p in scope) and (p not in current or p in job_paths)
+    ]
+    if touched or binary or gone_binary:
         with store.transaction():
             for wf in touched:
                 store.touch_file(wf.path, size=wf.size, mtime_ns=wf.mtime_ns)
+            # remembered with their stat: not read again, and not counted stale by `nav status`
+            for wf in binary:
+                store.set_skipped(wf.path, size=wf.size, mtime_ns=wf.mtime_ns, reason="binary")
+            store.forget_skipped(p for p in gone_binary if p not in binary_paths)
 
     jobs.sort(key=lambda j: -j.size)
     n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
@@ -328,12 +343,19 @@ def index_root(
 
 
 def stale_count(root: Path, store: Store, walk_options: WalkOptions | None = None) -> int:
-    """How many files differ (by stat) from the index: new, deleted or modified."""
+    """How many files differ (by stat) from the index: new, deleted or modified.
+
+    Files the indexer left out as binary, unchanged since, are not stale: indexing again would
+    leave them out again."""
     walked = {f.path: f for f in walk(root, walk_options).files}
     known = store.file_rows()
+    binary = store.skipped_rows()
     n = sum(1 for p in known if p not in walked)
     for path, wf in walked.items():
         row = known.get(path)
-        if row is None or row.size != wf.size or row.mtime_ns != wf.mtime_ns:
+        if row is None:
+            if binary.get(path) != (wf.size, wf.mtime_ns):
+                n += 1
+        elif row.size != wf.size or row.mtime_ns != wf.mtime_ns:
             n += 1
     return n
