@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from navigator.config import Config, load_config
 from navigator.indexer import ProgressFn, index_root, stale_count
@@ -39,7 +41,7 @@ from navigator.results import (
     Symbol,
 )
 from navigator.walk import WalkOptions
-from storage.db import Store, SymbolRow
+from storage.db import Store, SymbolRow, discard_database
 
 if TYPE_CHECKING:
     from lsp.registry import Availability
@@ -49,12 +51,18 @@ if TYPE_CHECKING:
 from storage.errors import (
     FileNotInIndexError,
     IndexBusyError,
+    IndexDamagedError,
+    IndexReadOnlyError,
+    NavError,
     NotIndexedError,
+    StorageError,
+    StorageFullError,
     SymbolNotFoundError,
     UsageError,
 )
 
 NAV_DIR = ".nav"
+log = logging.getLogger(__name__)
 _KIND_WEIGHT = {
     "class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 1,
     "function": 1, "method": 2, "constant": 2, "module": 3, "field": 4,
@@ -98,6 +106,32 @@ def _check_name(name: object) -> str:
     return name.strip()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _heals_damage(fn: F) -> F:
+    """A query that finds the index damaged rebuilds it (it is a cache) and answers once more;
+    the answer's notes say so. A read-only or still-damaged index raises the clear error."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except IndexDamagedError as exc:
+            if getattr(self._local, "healing", False) or not os.access(self.nav_dir, os.W_OK):
+                raise
+            log.info("%s; rebuilding it", exc)
+            self._discard_index(_cause(exc))
+            self._local.healing = True
+            try:
+                self._update(lock_wait_s=30.0)
+                return fn(self, *args, **kwargs)
+            finally:
+                self._local.healing = False
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Navigator:
     """One indexed repository. Thread-safe for queries; one index run at a time."""
 
@@ -126,6 +160,10 @@ class Navigator:
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
         self.stale_note: str | None = None
+        self.index_error: str | None = None
+        """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
+        self.rebuilt_note: str | None = None
+        """Set when a damaged index was deleted to be rebuilt; said in the next answers."""
         self.search_embed_budget_s: float | None = None
         """Seconds a search may spend embedding missing chunks (None: the search service's default).
         The daemon sets 0: it embeds in the background instead."""
@@ -134,18 +172,63 @@ class Navigator:
 
     @property
     def store(self) -> Store:
-        """This thread's connection to the index (SQLite connections are per thread)."""
+        """This thread's connection to the index (SQLite connections are per thread).
+
+        A damaged index (not a database, or failing SQLite's checks on opening) is deleted and
+        opened empty, so the next index run rebuilds it; the answers say so. An index another
+        process rebuilt is reopened.
+        """
         store: Store | None = getattr(self._local, "store", None)
+        if store is not None and store.replaced():
+            self._drop_store(store)
+            store = None
         if store is None:
             with self._lock:
-                self.nav_dir.mkdir(parents=True, exist_ok=True)
-                ignore = self.nav_dir / ".gitignore"
-                if not ignore.exists():
-                    ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
-                store = Store(self.index_path)
+                store = self._open_store()
                 self._local.store = store
                 self._stores.append(store)
         return store
+
+    def _open_store(self) -> Store:
+        try:
+            self.nav_dir.mkdir(parents=True, exist_ok=True)
+            ignore = self.nav_dir / ".gitignore"
+            if not ignore.exists() and os.access(self.nav_dir, os.W_OK):
+                ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
+        except OSError as exc:
+            raise StorageError(
+                f"cannot create the index folder {self.nav_dir}: {exc.strerror or exc}; "
+                "make the repository writable, or index it with `Navigator(root, index_dir=...)`"
+            ) from exc
+        try:
+            return Store(self.index_path)
+        except IndexDamagedError as exc:
+            if not os.access(self.nav_dir, os.W_OK):
+                raise
+            log.info("%s; deleting it to rebuild", exc)
+            discard_database(self.index_path)
+            self.rebuilt_note = (
+                f"the index was damaged ({_cause(exc)}) and was deleted; it is rebuilt from the working tree"
+            )
+            return Store(self.index_path)
+
+    def _drop_store(self, store: Store) -> None:
+        with self._lock:
+            store.close()
+            if store in self._stores:
+                self._stores.remove(store)
+            self._local.store = None
+
+    def _discard_index(self, why: str) -> None:
+        """Delete a damaged index (every thread's connection to it first); the next run rebuilds it."""
+        with self._lock:
+            for store in self._stores:
+                store.close()
+            self._stores.clear()
+            self._local = threading.local()
+            self._first_searcher: SemanticSearch | None = None  # vectors keyed by the old chunk ids
+            discard_database(self.index_path)
+            self.rebuilt_note = f"the index was damaged ({why}) and has been rebuilt from the working tree"
 
     def close(self) -> None:
         with self._lock:
@@ -183,20 +266,57 @@ class Navigator:
         ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
         those are checked, without walking the tree.
         """
-        return self._update(lock_wait_s=30.0, progress=progress, workers=workers, only=only)
+        options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}
+        try:
+            report = self._update(lock_wait_s=30.0, **options)
+            problem = None if only else self.store.integrity_problem()
+        except IndexDamagedError as exc:
+            problem = _cause(exc)
+        if problem is not None:
+            # never report success over a damaged file: it is a cache, so start it again
+            log.info("the index at %s is damaged (%s); rebuilding it", self.index_path, problem)
+            self._discard_index(problem)
+            report = self._update(lock_wait_s=30.0, **{**options, "only": None})
+            problem = self.store.integrity_problem()
+            if problem is not None:
+                raise IndexDamagedError(
+                    f"the index at {self.index_path} was rebuilt and is still damaged ({problem}); "
+                    "the disk may be failing: check it, or index elsewhere with `Navigator(root, index_dir=...)`"
+                )
+        if self.rebuilt_note:
+            report = dataclasses.replace(report, notes=(*report.notes, self.rebuilt_note))
+            self.rebuilt_note = None
+        return report
 
     def _update(self, *, lock_wait_s: float, **options: Any) -> IndexReport:
-        """One incremental index run under the index lock (IndexBusyError after ``lock_wait_s``)."""
+        """One incremental index run under the index lock (IndexBusyError after ``lock_wait_s``).
+
+        A run that fails is remembered (:attr:`index_error`) so later answers say they may be stale.
+        """
         from navigator.indexer import index_lock
 
-        with self._lock, index_lock(self.nav_dir, timeout_s=lock_wait_s):
-            return index_root(
-                self.root,
-                self.store,
-                walk_options=self.walk_options,
-                chunk_budget=self.config.index.chunk_budget,
-                **options,
+        store = self.store
+        if store.read_only:
+            raise IndexReadOnlyError(
+                f"the index at {self.index_path} is read-only, so it cannot be updated; queries answer "
+                f"from it as it is; make {self.nav_dir} writable and run `nav index`"
             )
+        try:
+            with self._lock, index_lock(self.nav_dir, timeout_s=lock_wait_s):
+                report = index_root(
+                    self.root,
+                    store,
+                    walk_options=self.walk_options,
+                    chunk_budget=self.config.index.chunk_budget,
+                    **options,
+                )
+        except IndexBusyError:
+            raise
+        except NavError as exc:
+            self.index_error = str(exc)
+            raise
+        self.index_error = None
+        return report
 
     def _fresh(self) -> Store:
         """The store, brought up to date first unless refresh is off.
@@ -214,10 +334,19 @@ class Navigator:
                 self.stale_note = (
                     "another process is updating the index; this answer may miss its latest changes"
                 )
+            except IndexReadOnlyError:
+                self.stale_note = (
+                    f"the index at {self.index_path} is read-only: this answer comes from it as it is "
+                    "and may miss later changes to the files"
+                )
+            except (StorageFullError, IndexDamagedError):
+                pass  # remembered in index_error; the answer's notes say the index may be stale
+            store = self.store  # reopened if the update rebuilt it
         if not self.refresh and store.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
         return store
 
+    @_heals_damage
     def status(self) -> Status:
         """What is indexed, and how much of the working tree has changed since."""
         if not self.index_path.exists():
@@ -239,10 +368,7 @@ class Navigator:
         store = self.store
         stats = store.stats()
         notes: list[str] = list(self.config.warnings)
-        if stats.last_run == "running":
-            notes.append(
-                "the last index run did not finish (killed?); the next query or `nav index` completes it"
-            )
+        notes += [n for n in self._notes() if n != self.stale_note]
         return Status(
             root=str(self.root),
             index_path=str(self.index_path),
@@ -309,6 +435,7 @@ class Navigator:
                 break
         return out
 
+    @_heals_damage
     def definitions(self, name: str) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
@@ -317,13 +444,21 @@ class Navigator:
         """
         started = time.perf_counter()
         rows = self.resolve(name)
+        notes = self._notes()
         if not rows:
-            raise SymbolNotFoundError(name, self.suggestions(name))
+            raise SymbolNotFoundError(name, self.suggestions(name), note=_index_caveat(notes))
         items = tuple(to_symbol(r) for r in rows)
+        caveat = _index_caveat(notes)
         return Response(
-            items=items, source="index", elapsed_ms=(time.perf_counter() - started) * 1e3, notes=self._notes()
+            items=items,
+            complete=caveat is None,
+            reason=caveat,
+            source="index",
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+            notes=notes,
         )
 
+    @_heals_damage
     def symbols(
         self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
     ) -> Response[Symbol]:
@@ -397,7 +532,37 @@ class Navigator:
         )
 
     def _notes(self) -> tuple[str, ...]:
-        return (self.stale_note,) if self.stale_note else ()
+        """What an answer must say about the index it came from: unfinished, stale, rebuilt."""
+        notes = [n for n in (self.stale_note, self.rebuilt_note) if n]
+        self.rebuilt_note = None  # said once, in the next answer
+        if self.index_error:
+            notes.append(f"the last index update failed, so answers may be stale: {self.index_error}")
+        unfinished = self.unfinished_note()
+        if unfinished:
+            notes.append(unfinished)
+        return tuple(notes)
+
+    def unfinished_note(self) -> str | None:
+        """Says so when the index was never completed (a killed first run) or is being built."""
+        try:
+            state = self.store.get_meta("last_run_state")
+        except StorageError:
+            return None
+        if state != "running":
+            return None
+        from navigator.indexer import index_lock
+
+        try:
+            with index_lock(self.nav_dir, timeout_s=0.0):
+                pass
+        except IndexBusyError:
+            return "the index is being updated right now; answers may miss files it has not reached yet"
+        except OSError:
+            pass
+        return (
+            "the index is unfinished: its last run stopped before the end (killed?), so files may be "
+            "missing; run `nav index` to complete it"
+        )
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
@@ -435,6 +600,7 @@ class Navigator:
             self._local.searcher = searcher
         return searcher
 
+    @_heals_damage
     def search(
         self,
         text: str,
@@ -460,14 +626,16 @@ class Navigator:
             paths=[p.strip().removeprefix("./") for p in paths] if paths else None,
             languages=list(languages) if languages else None,
         )
-        if self.stale_note:
-            resp = dataclasses.replace(resp, notes=(*resp.notes, self.stale_note))
+        notes = self._notes()
+        if notes:
+            resp = dataclasses.replace(resp, notes=(*resp.notes, *notes))
         return resp
 
     def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
         """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
         return self._searcher().sync(budget_s=budget_s, progress=progress)
 
+    @_heals_damage
     def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
         """Answer anything: a name goes to the exact leg, a ``path:line:col`` to the position,
         prose to search, and prose naming identifiers to both, fused by RRF (k = 60).
@@ -492,6 +660,7 @@ class Navigator:
         finally:
             self._local.refreshed_for_call = False
 
+    @_heals_damage
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 16:
@@ -552,6 +721,7 @@ class Navigator:
 
         return doctor()
 
+    @_heals_damage
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""
         started = time.perf_counter()
@@ -619,3 +789,17 @@ def _subsequence(needle: str, hay: str) -> bool:
         return False
     it = iter(hay)
     return all(ch in it for ch in needle)
+
+
+def _cause(exc: BaseException) -> str:
+    """The SQLite words behind a storage error (``database disk image is malformed``)."""
+    cause = exc.__cause__
+    return str(cause) if cause is not None else str(exc)
+
+
+def _index_caveat(notes: Sequence[str]) -> str | None:
+    """The note, if any, that makes an answer from the index possibly incomplete."""
+    for note in notes:
+        if note.startswith(("the index is unfinished", "the index is being updated", "the last index update")):
+            return note
+    return None

@@ -9,12 +9,13 @@ or file; 5 index database error; 6 language server error; 7 deadline; 8 model er
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -170,7 +171,8 @@ def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
     nav = obj.local()
     progress = Progress("parsing")
     try:
-        report = nav.index(progress=progress)
+        with _terminate_as_exit():
+            report = nav.index(progress=progress)
     finally:
         progress.close()
     vectors = _embed_with_progress(nav) if embed else None
@@ -196,11 +198,37 @@ def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
         f"{len(report.removed)} removed, {report.unchanged} unchanged in {report.seconds:.2f}s "
         f"({report.files} files, {report.symbols} symbols, {report.chunks} chunks)"
     )
+    for note in report.notes:
+        click.secho(f"note: {note}", fg="yellow", err=True)
     if vectors is not None:
         click.echo(
             f"vectors: {vectors.vectors}/{vectors.chunks} chunks ({vectors.embedded} embedded, "
             f"{vectors.from_cache} from cache) in {vectors.seconds:.1f}s"
         )
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM (what `timeout` and service managers send) ends an index run cleanly: the open batch
+    rolls back, the parse workers are ended, and the exit code is 143."""
+    import signal
+
+    def on_term(signum: int, frame: object) -> None:
+        raise SystemExit(143)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    except SystemExit as exc:
+        if exc.code == 143:
+            click.echo("nav: terminated; finished batches are kept, run `nav index` to complete", err=True)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @main.command()

@@ -91,7 +91,9 @@ def _raise_remote(error: dict[str, Any]) -> None:
     name = data.get("type")
     cls = getattr(nav_errors, name, None) if isinstance(name, str) else None
     if cls is nav_errors.SymbolNotFoundError:
-        raise nav_errors.SymbolNotFoundError(str(data.get("name") or ""), list(data.get("suggestions") or []))
+        raise nav_errors.SymbolNotFoundError(
+            str(data.get("name") or ""), list(data.get("suggestions") or []), note=data.get("note") or None
+        )
     if isinstance(cls, type) and issubclass(cls, NavError):
         raise cls(message)
     if error.get("code") == -32602:

@@ -359,6 +359,7 @@ class Daemon:
             if hasattr(exc, "suggestions"):
                 data["suggestions"] = exc.suggestions
                 data["name"] = getattr(exc, "name", None)
+                data["note"] = getattr(exc, "note", None)
             return _error(req_id, exc.rpc_code, str(exc), data)
         except Exception as exc:  # a bug must cost one request, not the daemon
             log.error("internal error in %s: %s", method, traceback.format_exc())

@@ -8,7 +8,10 @@
     ├── SymbolNotFoundError   no symbol by that name; ``.suggestions`` has close ones (exit 4)
     ├── FileNotInIndexError   a path outside the root, missing, or not indexed (exit 4)
     ├── StorageError          the index database cannot be used (exit 5)
-    │   └── IndexBusyError    another process holds the index's write lock
+    │   ├── IndexBusyError    another process holds the index's write lock
+    │   ├── IndexDamagedError the database is corrupt; `nav index` rebuilds it
+    │   ├── IndexReadOnlyError the index cannot be written (read-only); queries still read it
+    │   └── StorageFullError  the disk is full; the write was rolled back
     ├── ServerError           a language server failed (exit 6)
     ├── DeadlineError         a bounded operation ran out of time (exit 7)
     └── ModelError            the embedding model cannot be loaded offline (exit 8)
@@ -18,11 +21,14 @@ from storage.errors import (
     DeadlineError,
     FileNotInIndexError,
     IndexBusyError,
+    IndexDamagedError,
+    IndexReadOnlyError,
     ModelError,
     NavError,
     NotIndexedError,
     ServerError,
     StorageError,
+    StorageFullError,
     SymbolNotFoundError,
     UsageError,
 )
@@ -31,11 +37,14 @@ __all__ = [
     "DeadlineError",
     "FileNotInIndexError",
     "IndexBusyError",
+    "IndexDamagedError",
+    "IndexReadOnlyError",
     "ModelError",
     "NavError",
     "NotIndexedError",
     "ServerError",
     "StorageError",
+    "StorageFullError",
     "SymbolNotFoundError",
     "UsageError",
 ]

@@ -14,10 +14,12 @@ import dataclasses
 import functools
 import hashlib
 import logging
+import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,19 +101,84 @@ def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
     return parsed
 
 
-def _parse_all(jobs: list[_Job], chunk_budget: int, workers: int) -> Iterator[tuple[_Job, ParsedFile]]:
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every parse worker: die with the parent, leave signals to it.
+
+    Forked workers inherit the parent's open descriptors, and with them its flock'd
+    ``index.lock`` / ``daemon.lock`` and the daemon's socket. A worker that outlived a
+    ``kill -9`` of its parent would keep those held and make the next ``nav index`` wait
+    and the next query hang, so the kernel is asked to SIGKILL the worker when the thread
+    that forked it ends (Linux ``PR_SET_PDEATHSIG``), and the worker exits at once if the
+    parent is already gone (it died between fork and this call).
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError) as exc:  # no prctl: the getppid check below still runs
+            log.warning("cannot ask to die with the parent: %s", exc)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _end_workers(pool: ProcessPoolExecutor, grace_s: float) -> None:
+    """After an interrupted run: let each worker finish the file in hand and exit (bounded).
+
+    Killing a worker outright can cut it off while it writes a result into the pool's shared
+    pipe, and then the pool's reader thread waits forever for the rest of that message; so a
+    worker is only killed when it has not ended within ``grace_s`` (a parser stuck on a file).
+    """
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + grace_s
+    for proc in procs:
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in procs:
+        if proc.is_alive():
+            log.warning("parse worker %s did not stop within %.0f s; killing it", proc.pid, grace_s)
+            proc.kill()
+            proc.join(timeout=5)
+
+
+@contextmanager
+def _parse_all(
+    jobs: list[_Job], chunk_budget: int, workers: int
+) -> Iterator[Iterator[tuple[_Job, ParsedFile]]]:
+    """Parsed files in job order, from a pool of forked workers when there are enough files.
+
+    A context manager, not a bare generator, so an exception in the caller (SIGTERM,
+    Ctrl-C, a disk error) ends the workers before it propagates, not when the generator
+    happens to be collected.
+    """
     if len(jobs) < _POOL_MIN_FILES or workers <= 1:
-        for job in jobs:
-            yield job, _parse_job(job, chunk_budget)
+        yield ((job, _parse_job(job, chunk_budget)) for job in jobs)
         return
-    pool: Executor = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    finished = False
     try:
         # Big files first so the pool's tail is short; results come back in submit order.
         futures = [(job, pool.submit(_parse_job, job, chunk_budget)) for job in jobs]
-        for job, fut in futures:
-            yield job, fut.result()
+        yield ((job, fut.result()) for job, fut in futures)
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _end_workers(pool, grace_s=10.0)
 
 
 @contextmanager
@@ -176,6 +243,8 @@ def index_root(
     store.set_meta("last_run_started_at", str(time.time()))
 
     removed = sorted(p for p in known_in_scope if p not in current)
+    was_binary = store.skipped_rows()
+    binary: list[WalkedFile] = []
     jobs: list[_Job] = []
     unchanged = 0
     touched: list[WalkedFile] = []
@@ -184,11 +253,14 @@ def index_root(
         if not reparse_all and row is not None and row.size == wf.size and row.mtime_ns == wf.mtime_ns:
             unchanged += 1
             continue
+        if row is None and was_binary.get(path) == (wf.size, wf.mtime_ns):
+            continue  # binary when last read, and not changed since
         data, err = _read(wf)
         if data is None:
             skipped.append((path, err or "unreadable"))
             continue
         if looks_binary(data[:8192]):
+            binary.append(wf)
             if row is not None:
                 removed.append(path)  # it became binary: it no longer belongs in the index
             continue
@@ -204,10 +276,20 @@ def index_root(
     updated: list[str] = []
     if removed:
         store.delete_files(removed)
-    if touched:
+    binary_paths = {wf.path for wf in binary}
+    job_paths = {j.path for j in jobs}
+    # no longer binary-and-skipped: deleted, or now text to index
+    gone_binary = [
+        p for p in was_binary if (scope is None or p in scope) and (p not in current or p in job_paths)
+    ]
+    if touched or binary or gone_binary:
         with store.transaction():
             for wf in touched:
                 store.touch_file(wf.path, size=wf.size, mtime_ns=wf.mtime_ns)
+            # remembered with their stat: not read again, and not counted stale by `nav status`
+            for wf in binary:
+                store.set_skipped(wf.path, size=wf.size, mtime_ns=wf.mtime_ns, reason="binary")
+            store.forget_skipped(p for p in gone_binary if p not in binary_paths)
 
     jobs.sort(key=lambda j: -j.size)
     n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
@@ -217,25 +299,26 @@ def index_root(
     tx = store.transaction()
     tx.__enter__()
     try:
-        for job, parsed in _parse_all(jobs, chunk_budget, n_workers):
-            store.replace_file(
-                parsed,
-                content_hash=job.content_hash,
-                size=job.size,
-                mtime_ns=job.mtime_ns,
-                lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
-            )
-            (updated if job.path in known else added).append(job.path)
-            done += 1
-            batch_n += 1
-            if progress is not None:
-                progress(done, len(jobs))
-            if batch_n >= _BATCH_FILES or time.monotonic() - batch_started > _BATCH_SECONDS:
-                tx.__exit__(None, None, None)
-                tx = store.transaction()
-                tx.__enter__()
-                batch_n = 0
-                batch_started = time.monotonic()
+        with _parse_all(jobs, chunk_budget, n_workers) as results:
+            for job, parsed in results:
+                store.replace_file(
+                    parsed,
+                    content_hash=job.content_hash,
+                    size=job.size,
+                    mtime_ns=job.mtime_ns,
+                    lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
+                )
+                (updated if job.path in known else added).append(job.path)
+                done += 1
+                batch_n += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+                if batch_n >= _BATCH_FILES or time.monotonic() - batch_started > _BATCH_SECONDS:
+                    tx.__exit__(None, None, None)
+                    tx = store.transaction()
+                    tx.__enter__()
+                    batch_n = 0
+                    batch_started = time.monotonic()
     except BaseException as exc:
         tx.__exit__(type(exc), exc, exc.__traceback__)
         raise
@@ -260,12 +343,19 @@ def index_root(
 
 
 def stale_count(root: Path, store: Store, walk_options: WalkOptions | None = None) -> int:
-    """How many files differ (by stat) from the index: new, deleted or modified."""
+    """How many files differ (by stat) from the index: new, deleted or modified.
+
+    Files the indexer left out as binary, unchanged since, are not stale: indexing again would
+    leave them out again."""
     walked = {f.path: f for f in walk(root, walk_options).files}
     known = store.file_rows()
+    binary = store.skipped_rows()
     n = sum(1 for p in known if p not in walked)
     for path, wf in walked.items():
         row = known.get(path)
-        if row is None or row.size != wf.size or row.mtime_ns != wf.mtime_ns:
+        if row is None:
+            if binary.get(path) != (wf.size, wf.mtime_ns):
+                n += 1
+        elif row.size != wf.size or row.mtime_ns != wf.mtime_ns:
             n += 1
     return n

@@ -105,6 +105,8 @@ class IndexReport:
     symbols: int
     chunks: int
     seconds: float
+    notes: tuple[str, ...] = ()
+    """What the run had to do besides indexing (e.g. rebuild a damaged index)."""
 
 
 @dataclass(frozen=True, slots=True)

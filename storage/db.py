@@ -17,20 +17,27 @@ while an index run writes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
-from storage.errors import StorageError
+from storage.errors import (
+    IndexDamagedError,
+    IndexReadOnlyError,
+    StorageError,
+    StorageFullError,
+)
 from storage.model import ParsedFile, Span, SymbolDef
 from storage.tokens import index_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -135,8 +142,133 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     )
 
 
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    """Files the walk lists but the indexer leaves out (binary content, unreadable), with the stat
+    they had: they are not read again while it holds, and ``nav status`` does not count them stale."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+        " mtime_ns INTEGER NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID"
+    )
+
+
 # _MIGRATIONS[i] migrates from version i+1 to i+2; the list grows with the schema.
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2]
+_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2, _migrate_2_to_3]
+
+# SQLite's primary result codes that say what went wrong with the file itself.
+_SQLITE_READONLY = 8
+_SQLITE_IOERR = 10
+_SQLITE_CORRUPT = 11
+_SQLITE_FULL = 13
+_SQLITE_CANTOPEN = 14
+_SQLITE_NOTADB = 26
+
+
+def classify_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
+    """The nav error for an SQLite error about the database file, or None for any other error
+    (a bad query, a constraint): damage, a full disk and a read-only file each get clear words
+    and the one way back."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return IndexDamagedError(
+            f"the index at {path} is damaged (sqlite: {exc}); it is a cache of the working tree: "
+            "run `nav index` to rebuild it"
+        )
+    if primary == _SQLITE_FULL:
+        return StorageFullError(
+            f"no space left to write the index at {path} (sqlite: {exc}); the unfinished batch was "
+            "rolled back and the index keeps what was written before; free some space and run `nav index`"
+        )
+    if primary == _SQLITE_READONLY:
+        return IndexReadOnlyError(
+            f"the index at {path} is read-only (sqlite: {exc}); queries read it as it is, "
+            f"but to update it make {path.parent} writable"
+        )
+    if primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN):
+        return StorageError(
+            f"cannot read or write the index at {path} (sqlite: {exc}); check that the disk is not full "
+            f"and {path.parent} is readable and writable, then run `nav index`"
+        )
+    return None
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose file-level errors (damage, full disk, read-only) become nav's storage errors,
+    wherever they surface: in ``execute`` or while rows are fetched."""
+
+    def _convert(self, exc: sqlite3.DatabaseError) -> BaseException:
+        conn = self.connection
+        err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
+        return exc if err is None else err
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
+        try:
+            super().execute(sql, parameters)
+        except sqlite3.DatabaseError as exc:
+            err = self._convert(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        return self
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _GuardedCursor:
+        try:
+            super().executemany(sql, seq_of_parameters)
+        except sqlite3.DatabaseError as exc:
+            err = self._convert(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            err = self._convert(exc)
+            if err is exc:
+                raise
+            raise err from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            err = self._convert(exc)
+            if err is exc:
+                raise
+            raise err from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            err = self._convert(exc)
+            if err is exc:
+                raise
+            raise err from exc
+
+
+class _GuardedConnection(sqlite3.Connection):
+    db_path: Path = Path()
+
+    def cursor(self, factory: Any = _GuardedCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
+        return self.cursor().executemany(sql, parameters)
+
+
+def discard_database(path: Path) -> None:
+    """Delete an index database and its WAL files (it is a cache: the next index run rebuilds it).
+
+    Other processes that still have the old file open notice the new one by its inode."""
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with suppress(FileNotFoundError):
+            p.unlink()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,26 +352,105 @@ def _symbol_from_row(row: Sequence[object]) -> SymbolRow:
 class Store:
     """Owns one SQLite connection to an index database. Use as a context manager."""
 
-    def __init__(self, path: Path, *, create: bool = True, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        timeout_s: float = 10.0,
+        read_only: bool | None = None,
+    ) -> None:
+        """Open (or create) the index at ``path``.
+
+        ``read_only``: None decides from the file system (a folder or file nav cannot write is
+        opened read-only, so queries still work). Raises :class:`IndexDamagedError` when the file
+        is not a database or fails SQLite's check of its structure on opening.
+        """
         self.path = Path(path)
-        if not create and not self.path.exists():
-            raise StorageError(f"no index database at {self.path}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if read_only is None:
+            read_only = not _writable(self.path)
+        self.read_only = read_only
+        if (not create or read_only) and not self.path.exists():
+            raise StorageError(f"no index database at {self.path}; run `nav index`")
         try:
-            conn = sqlite3.connect(
-                str(self.path), timeout=timeout_s, isolation_level=None, check_same_thread=False
-            )
+            if not read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from exc
+        try:
+            self._ino = os.stat(self.path).st_ino if self.path.exists() else 0
+            conn = self._connect(timeout_s)
             self.db = sqlite_utils.Database(conn)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if not read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-            self._migrate()
+            if read_only:
+                self._check_version()
+            else:
+                self._migrate()
+            self._ino = os.stat(self.path).st_ino
+        except StorageError:
+            self._close_quietly()
+            raise
         except sqlite3.DatabaseError as exc:
-            raise StorageError(
-                f"cannot open the index at {self.path}: {exc}; delete that file and run `nav index`"
+            self._close_quietly()
+            raise classify_error(exc, self.path) or StorageError(
+                f"cannot open the index at {self.path}: {exc}; run `nav index` to rebuild it"
             ) from exc
+        except OSError as exc:
+            self._close_quietly()
+            raise StorageError(f"cannot open the index at {self.path}: {exc.strerror or exc}") from exc
         self._in_tx = False
+
+    def _connect(self, timeout_s: float) -> _GuardedConnection:
+        if not self.read_only:
+            conn = sqlite3.connect(
+                str(self.path),
+                timeout=timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_GuardedConnection,
+            )
+        else:
+            # A read-only folder cannot hold the WAL's shared-memory file, so the database is read
+            # as immutable: fine for a folder nothing can write into.
+            uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+            conn = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=timeout_s,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_GuardedConnection,
+            )
+        conn.db_path = self.path
+        return conn
+
+    def _close_quietly(self) -> None:
+        db = getattr(self, "db", None)
+        if db is not None:
+            with suppress(sqlite3.Error):
+                db.conn.close()
+
+    def replaced(self) -> bool:
+        """True when the file at :attr:`path` is no longer the one this store opened (another
+        process rebuilt a damaged index): reopen to see it."""
+        try:
+            return os.stat(self.path).st_ino != self._ino
+        except OSError:
+            return True
+
+    def integrity_problem(self) -> str | None:
+        """None when SQLite's quick check of the whole file passes, else what it found."""
+        try:
+            rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except IndexDamagedError as exc:
+            return str(exc.__cause__ or exc)
+        if rows == ["ok"]:
+            return None
+        return "; ".join(rows)[:300]
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -255,6 +466,16 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _check_version(self) -> None:
+        """A read-only index is used as it is: only at this nav's schema version."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version != SCHEMA_VERSION:
+            raise IndexReadOnlyError(
+                f"the index at {self.path} is read-only and at schema version {version}, not this nav's "
+                f"{SCHEMA_VERSION}; make {self.path.parent} writable and run `nav index`"
+            )
 
     def _migrate(self) -> None:
         conn = self.conn
@@ -285,8 +506,14 @@ class Store:
             )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback()
             raise
+
+    def _rollback(self) -> None:
+        """Roll back, unless SQLite already did (it does on a full disk); never mask the first error."""
+        if self.conn.in_transaction:
+            with suppress(sqlite3.Error, StorageError):
+                self.conn.execute("ROLLBACK")
 
     # -- meta ------------------------------------------------------------------------------
 
@@ -310,7 +537,7 @@ class Store:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
             self.conn.execute("COMMIT")
@@ -320,6 +547,20 @@ class Store:
     def file_rows(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT path, language, hash, size, mtime_ns FROM files")
         return {r[0]: FileRow(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
+
+    def skipped_rows(self) -> dict[str, tuple[int, int]]:
+        """Files left out on purpose (binary, unreadable) -> the (size, mtime_ns) they had."""
+        rows = self.conn.execute("SELECT path, size, mtime_ns FROM skipped")
+        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
+    def set_skipped(self, path: str, *, size: int, mtime_ns: int, reason: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped(path, size, mtime_ns, reason) VALUES (?,?,?,?)",
+            (path, size, mtime_ns, reason),
+        )
+
+    def forget_skipped(self, paths: Iterable[str]) -> None:
+        self.conn.executemany("DELETE FROM skipped WHERE path=?", ((p,) for p in paths))
 
     def touch_file(self, path: str, *, size: int, mtime_ns: int) -> None:
         """Record a new stat for a file whose content hash did not change."""
@@ -538,6 +779,21 @@ class Store:
             for r in self.conn.execute(sql, part):
                 out[int(r[0])] = ChunkRow(*r)
         return out
+
+
+def _writable(path: Path) -> bool:
+    """Whether nav can write the index at ``path`` (its folder, and the file if it exists)."""
+    folder = path.parent
+    probe = folder if folder.exists() else next((p for p in folder.parents if p.exists()), folder)
+    if not os.access(probe, os.W_OK):
+        return False
+    if path.exists() and not os.access(path, os.W_OK):
+        return False
+    try:
+        st = os.statvfs(probe)
+    except OSError:
+        return True
+    return not st.f_flag & os.ST_RDONLY
 
 
 def _like_escape(text: str) -> str:

@@ -41,11 +41,15 @@ class SymbolNotFoundError(NavError):
 
     exit_code = 4
 
-    def __init__(self, name: str, suggestions: list[str] | None = None) -> None:
+    def __init__(self, name: str, suggestions: list[str] | None = None, *, note: str | None = None) -> None:
         self.name = name
         self.suggestions = list(suggestions or [])
+        self.note = note
+        """Why the index may not know the name yet (an unfinished or failed index run)."""
         msg = f"no symbol named `{name}`"
-        if self.suggestions:
+        if note:
+            msg += f" in this index, but {note}"
+        elif self.suggestions:
             msg += "; did you mean " + ", ".join(self.suggestions) + "?"
         else:
             msg += "; run `nav symbols <part-of-name>` to search, or `nav index` if the file is new"
@@ -66,6 +70,20 @@ class StorageError(NavError):
 
 class IndexBusyError(StorageError):
     """Another process holds the index's write lock (a ``nav index`` running elsewhere)."""
+
+
+class IndexDamagedError(StorageError):
+    """The index database is corrupt or not a database (SQLite ``SQLITE_CORRUPT`` / ``SQLITE_NOTADB``).
+
+    The index is a cache of the working tree: ``nav index`` deletes and rebuilds it."""
+
+
+class IndexReadOnlyError(StorageError):
+    """The index cannot be written (read-only folder or file system); queries still read it."""
+
+
+class StorageFullError(StorageError):
+    """The disk (or a file-size limit) is full: the write was rolled back."""
 
 
 class ServerError(NavError):
