@@ -127,8 +127,8 @@ class Navigator:
         """How long a query waits for another process's index run before answering without it."""
         self.stale_note: str | None = None
         self.search_embed_budget_s: float | None = None
-        """Seconds a search may spend embedding missing chunks (None: the search service's default).
-        The daemon sets 0: it embeds in the background instead."""
+        """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
+        daemon's background loop do). Kept so callers that set it keep working."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -428,8 +428,6 @@ class Navigator:
             with self._lock:
                 first: SemanticSearch | None = getattr(self, "_first_searcher", None)
                 searcher = SemanticSearch(store, model=self.config.search.model, share_with=first)
-                if self.search_embed_budget_s is not None:
-                    searcher.search_embed_budget_s = self.search_embed_budget_s
                 if first is None:
                     self._first_searcher = searcher
             self._local.searcher = searcher

@@ -10,9 +10,11 @@ Freshness and speed:
   cached in SQLite by (model id, embedding key): the key hashes the chunk's content hash
   with its header (path, symbol, signature), so an unchanged chunk is never embedded
   twice and a revert or branch switch costs only chunks never seen before.
-- A search first does a *bounded* sync (removes vectors of deleted chunks, adds cached
-  ones, embeds a few new chunks within a small time budget), then answers with what
-  exists; while vectors are missing the response says ``complete=False`` and how many.
+- A search never embeds chunks and never waits for the model: it drops vectors of
+  changed chunks, adds vectors another process has cached, and answers with what exists.
+  The model is loaded only to encode the query, and only when vectors exist; while
+  vectors are missing the response says ``complete=False`` and how many. Embedding
+  happens in ``nav index --embed``, the daemon's background loop or :meth:`sync`.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ class _Shared:
         """(chunks signature, model id, vectors) of the last complete sync."""
         self.in_flight: set[str] = set()
         """Embedding keys a sync is embedding right now (outside the lock)."""
-        self.search_embed_budget_s = 1.0
+        self.refreshed: tuple[tuple[object, ...], tuple[int, int]] | None = None
+        """(signature, (vectors, chunks)) of the last search-time refresh."""
 
 
 class SemanticSearch:
@@ -120,7 +123,6 @@ class SemanticSearch:
         model: str | Path | None = None,
         vectors_dir: Path | None = None,
         depth: int = DEPTH,
-        search_embed_budget_s: float | None = None,
         share_with: SemanticSearch | None = None,
     ) -> None:
         """``share_with``: another instance over the same index (another thread's SQLite
@@ -134,23 +136,6 @@ class SemanticSearch:
         else:
             self._shared = _Shared(embedder=embedder, model=model)
         self._lock = self._shared.lock
-        if search_embed_budget_s is not None:
-            self.search_embed_budget_s = search_embed_budget_s
-
-    @property
-    def search_embed_budget_s(self) -> float:
-        """Seconds a search may spend embedding missing chunks before answering (default 1).
-
-        Shared by every instance over the same index. A long-lived process that embeds in
-        a background thread (``sync(budget_s=...)`` in a loop) sets 0: searches then never
-        run the model on chunks, only on the query."""
-        return self._shared.search_embed_budget_s
-
-    @search_embed_budget_s.setter
-    def search_embed_budget_s(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError(f"search_embed_budget_s must be >= 0, got {seconds!r}")
-        self._shared.search_embed_budget_s = float(seconds)
 
     @property
     def _index(self) -> VectorIndex | None:
@@ -171,11 +156,26 @@ class SemanticSearch:
         return self._vectors_dir / f"vectors-{slug}.npz"
 
     def _vector_index(self) -> VectorIndex:
+        """The shared vector index, created empty (which loads the model for its dimension)
+        when there is neither a saved index nor a cached vector."""
+        with self._lock:
+            index = self._existing_index()
+            if index is None:
+                index = self._shared.index = VectorIndex(self.embedder.dim, self.embedder.model_id)
+            return index
+
+    def _existing_index(self) -> VectorIndex | None:
+        """The shared vector index without loading the model: the saved file, else an empty
+        index sized by a vector cached in SQLite, else None (no vectors exist at all)."""
         with self._lock:
             if self._shared.index is None:
+                model_id = self.embedder.model_id  # known without loading the model
                 loaded = VectorIndex.load(self.vectors_path)
-                if loaded is None or loaded.model_id != self.embedder.model_id:
-                    loaded = VectorIndex(self.embedder.dim, self.embedder.model_id)
+                if loaded is None or loaded.model_id != model_id:
+                    row = self.store.conn.execute(
+                        "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
+                    ).fetchone()
+                    loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
                 self._shared.index = loaded
             return self._shared.index
 
@@ -195,12 +195,37 @@ class SemanticSearch:
         return {int(r[0]): embed_key(r[1], r[2], r[3], r[4]) for r in rows}
 
     def vector_coverage(self) -> tuple[int, int]:
-        """(chunks with a current vector, chunks) without embedding anything."""
+        """(chunks with a current vector, chunks), without embedding or loading the model."""
+        return self.refresh()
+
+    def refresh(self) -> tuple[int, int]:
+        """What a search does instead of embedding: drop vectors of changed or deleted
+        chunks and add vectors cached in SQLite (by another process or an earlier run).
+        Never runs or loads the model. Returns (chunks with a current vector, chunks).
+
+        Skipped when neither the chunks, nor the vectors, nor the database (another
+        connection's commit: ``PRAGMA data_version``) changed since the last refresh."""
         with self._lock:
+            signature = self._signature()
+            version = int(self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+            index = self._existing_index()
+            size = len(index) if index is not None else -1
+            last = self._shared.refreshed
+            if last is not None and last[0] == (*signature, version, size):
+                return last[1]
             keys = self._chunk_keys()
-            index = self._vector_index()
-            have = index.items()
-            return sum(1 for i, k in keys.items() if have.get(i) == k), len(keys)
+            if index is None:
+                coverage = (0, len(keys))
+            else:
+                have = index.items()
+                index.remove([i for i, k in have.items() if keys.get(i) != k])
+                have = index.items()
+                self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
+                have = index.items()
+                coverage = (sum(1 for i, k in keys.items() if have.get(i) == k), len(keys))
+                size = len(index)
+            self._shared.refreshed = ((*signature, version, size), coverage)
+            return coverage
 
     def sync(
         self,
@@ -383,17 +408,27 @@ class SemanticSearch:
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
         use_vectors: bool = True,
+        problems: list[str] | None = None,
     ) -> tuple[dict[str, list[int]], list[str]]:
-        """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files)."""
+        """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
+
+        A model that cannot encode the query drops the vector leg and appends why to ``problems``."""
         conn = self.store.conn
         out: dict[str, list[int]] = {
             "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
             "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
         }
-        if use_vectors and self._index is not None and len(self._index):
+        index = self._index
+        if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
-            qv = self.embedder.embed_query(terms.text)
-            out["vector"] = [i for i, _ in self._index.search(qv, self.depth, allowed=allowed)]
+            try:
+                qv = self.embedder.embed_query(terms.text)  # bounded threads: see SentenceTransformerEmbedder
+            except Exception as exc:  # a broken model must not take lexical search down
+                log.warning("query encoding failed: %s", exc)
+                if problems is not None:
+                    problems.append(f"vector leg unavailable: {exc}")
+            else:
+                out["vector"] = [i for i, _ in index.search(qv, self.depth, allowed=allowed)]
         files = self._file_words()
         if paths or languages:
             allowed_files = {
@@ -443,7 +478,10 @@ class SemanticSearch:
         legs: Sequence[str] = LEGS,
         embed_budget_s: float | None = None,
     ) -> Response[SearchHit]:
-        """Fused search. ``legs`` selects which legs run (all by default; for benchmarks)."""
+        """Fused search. ``legs`` selects which legs run (all by default; for benchmarks).
+
+        Never embeds chunks (see the module's doc); ``embed_budget_s`` is accepted and
+        ignored, for callers written when a search could embed."""
         t0 = time.perf_counter()
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"search text must be a non-empty string, got {text!r}")
@@ -454,23 +492,29 @@ class SemanticSearch:
         reason: str | None = None
         use_vectors = "vector" in legs
         if use_vectors:
-            budget = self.search_embed_budget_s if embed_budget_s is None else embed_budget_s
             try:
-                rep = self.sync(budget_s=budget, max_embed=None if budget > 0 else 0)
-            except Exception as exc:  # a broken model must not take lexical search down
-                log.warning("vector sync failed: %s", exc)
+                have, total = self.refresh()
+            except Exception as exc:  # a broken vector file must not take lexical search down
+                log.warning("vector refresh failed: %s", exc)
                 notes.append(f"vector leg unavailable: {exc}")
                 complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
             else:
-                if not rep.complete:
-                    pct = 100.0 * rep.vectors / max(rep.chunks, 1)
+                use_vectors = have > 0
+                if have < total:
+                    pct = 100.0 * have / max(total, 1)
                     complete = False
                     reason = (
-                        f"vectors for {rep.vectors}/{rep.chunks} chunks ({pct:.0f}%); "
+                        f"vectors for {have}/{total} chunks ({pct:.0f}%); "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
         terms = query_terms(text)
-        chunk_legs, path_leg = self.legs(terms, paths=paths, languages=languages, use_vectors=use_vectors)
+        problems: list[str] = []
+        chunk_legs, path_leg = self.legs(
+            terms, paths=paths, languages=languages, use_vectors=use_vectors, problems=problems
+        )
+        if problems:
+            notes.extend(problems)
+            complete, reason = False, "; ".join(problems)
         chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
         if "path" not in legs:
             path_leg = []
