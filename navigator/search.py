@@ -32,7 +32,7 @@ import numpy as np
 
 from navigator.results import Response, SearchHit
 from semantic.embed import Embedder, embedding_text, load_embedder
-from semantic.fusion import ChunkMeta, fuse
+from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
     QueryTerms,
     _filter_sql,
@@ -47,11 +47,14 @@ from storage.db import Store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LEGS", "SemanticSearch", "SyncReport", "embed_key"]
+__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key"]
 
 LEGS = ("bm25", "vector", "symbols", "path")
 DEPTH = 50
-"""Candidates taken from each leg before fusion."""
+"""Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
+VIEWS = ("files", "code")
+CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
+"""Definitions the code view lists (constants and variables are read in their enclosing code)."""
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
@@ -409,14 +412,16 @@ class SemanticSearch:
         languages: Sequence[str] | None = None,
         use_vectors: bool = True,
         problems: list[str] | None = None,
+        depth: int | None = None,
     ) -> tuple[dict[str, list[int]], list[str]]:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
         A model that cannot encode the query drops the vector leg and appends why to ``problems``."""
         conn = self.store.conn
+        depth = max(self.depth, depth or 0)
         out: dict[str, list[int]] = {
-            "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
-            "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
+            "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
+            "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
         }
         index = self._index
         if use_vectors and index is not None and len(index):
@@ -428,7 +433,7 @@ class SemanticSearch:
                 if problems is not None:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
-                out["vector"] = [i for i, _ in index.search(qv, self.depth, allowed=allowed)]
+                out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
         files = self._file_words()
         if paths or languages:
             allowed_files = {
@@ -439,7 +444,7 @@ class SemanticSearch:
                 )
             }
             files = {p: w for p, w in files.items() if p in allowed_files}
-        path_leg = [p for p, _ in path_files(files, terms, limit=self.depth)]
+        path_leg = [p for p, _ in path_files(files, terms, limit=depth)]
         return out, path_leg
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
@@ -468,6 +473,81 @@ class SemanticSearch:
                 out[p] = int(r[0])
         return out
 
+    def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
+        rows = self.store.chunks_by_ids([r.id for r in ranked])
+        hits = []
+        for r in ranked:
+            row = rows.get(r.id)
+            if row is None:
+                continue
+            hits.append(
+                SearchHit(
+                    path=row.path,
+                    start_line=row.start_line,
+                    end_line=row.end_line,
+                    symbol=row.symbol,
+                    signature=row.signature,
+                    snippet=_snippet(row.text),
+                    score=round(r.file_score, 6),
+                    language=row.language,
+                    ranks=dict(r.ranks),
+                )
+            )
+        return hits
+
+    def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
+        """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
+        it (a definition named in the query first, then in line order), else the definition
+        around it, else the chunk itself; each definition listed once."""
+        hits: list[SearchHit] = []
+        seen: set[tuple[str, int]] = set()
+        kinds = ",".join("?" * len(CODE_KINDS))
+        for start in range(0, len(ranked), 50):
+            part = ranked[start : start + 50]
+            rows = self.store.chunks_by_ids([r.id for r in part])
+            for r in part:
+                row = rows.get(r.id)
+                if row is None:
+                    continue
+                defs = self.store.conn.execute(
+                    f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
+                    f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({kinds}) "
+                    "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
+                    (row.path, *CODE_KINDS, row.start_line, row.end_line),
+                ).fetchall()
+                inside = [d for d in defs if d[1] >= row.start_line]
+                leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
+                if leaves:
+                    chosen = sorted(leaves, key=lambda d: (not definition_match(str(d[0]), terms), d[1]))
+                else:
+                    around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
+                    chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
+                lines = row.text.splitlines()
+                if not chosen:
+                    chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
+                for qn, s_line, e_line, sig in chosen:
+                    key = (row.path, int(s_line))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    lo = max(int(s_line), row.start_line) - row.start_line
+                    hits.append(
+                        SearchHit(
+                            path=row.path,
+                            start_line=int(s_line),
+                            end_line=int(e_line),
+                            symbol=qn,
+                            signature=sig,
+                            snippet=_snippet("\n".join(lines[lo:])),
+                            score=round(r.score, 6),
+                            language=row.language,
+                            ranks=dict(r.ranks),
+                        )
+                    )
+                    if len(hits) >= k:
+                        return hits
+        return hits
+
     def search(
         self,
         text: str,
@@ -476,9 +556,16 @@ class SemanticSearch:
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
         legs: Sequence[str] = LEGS,
+        view: str = "files",
         embed_budget_s: float | None = None,
     ) -> Response[SearchHit]:
         """Fused search. ``legs`` selects which legs run (all by default; for benchmarks).
+
+        ``view="files"`` (default): the best chunk of each file first, files ranked — where to
+        look. ``view="code"``: the definitions to read or edit, ranked on their own, so two
+        functions of one file can both lead; each hit is one definition (its lines, name and
+        signature). Every leg takes at least ``k`` candidates; when the legs together find
+        fewer than ``k``, the response has fewer items and says so in its notes.
 
         Never embeds chunks (see the module's doc); ``embed_budget_s`` is accepted and
         ignored, for callers written when a search could embed."""
@@ -487,6 +574,8 @@ class SemanticSearch:
             raise ValueError(f"search text must be a non-empty string, got {text!r}")
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
         notes: list[str] = []
         complete = True
         reason: str | None = None
@@ -510,7 +599,7 @@ class SemanticSearch:
         terms = query_terms(text)
         problems: list[str] = []
         chunk_legs, path_leg = self.legs(
-            terms, paths=paths, languages=languages, use_vectors=use_vectors, problems=problems
+            terms, paths=paths, languages=languages, use_vectors=use_vectors, problems=problems, depth=k
         )
         if problems:
             notes.extend(problems)
@@ -522,26 +611,14 @@ class SemanticSearch:
         meta = self._meta(list(cand))
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
-        rows = self.store.chunks_by_ids([r.id for r in ranked])
-        hits = []
-        for r in ranked:
-            row = rows.get(r.id)
-            if row is None:
-                continue
-            hits.append(
-                SearchHit(
-                    path=row.path,
-                    start_line=row.start_line,
-                    end_line=row.end_line,
-                    symbol=row.symbol,
-                    signature=row.signature,
-                    snippet=_snippet(row.text),
-                    score=round(r.file_score, 6),
-                    language=row.language,
-                    ranks=dict(r.ranks),
-                )
-            )
+        if view == "code":
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
+            hits = self._code_hits(ranked, terms, k)
+        else:
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+            hits = self._chunk_hits(ranked)
+        if len(hits) < k:
+            notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")
         return Response(
             items=tuple(hits),
             complete=complete,
