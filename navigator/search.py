@@ -37,6 +37,8 @@ from semantic.lexical import (
     QueryTerms,
     _filter_sql,
     bm25_chunks,
+    cap_terms,
+    named_files,
     path_files,
     path_words,
     query_terms,
@@ -97,6 +99,16 @@ def _snippet(text: str) -> str:
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _named_at(qualified: str, terms: QueryTerms) -> int:
+    """Where the query names this definition (its position among the query's identifiers,
+    strongest first), else after them all; a definition matched by words comes next."""
+    last = qualified.rsplit(".", 1)[-1]
+    for pos, ident in enumerate(terms.identifiers):
+        if ident == qualified or ident.rsplit(".", 1)[-1] == last:
+            return pos
+    return len(terms.identifiers) + (0 if definition_match(qualified, terms) else 1)
 
 
 class _Shared:
@@ -419,9 +431,14 @@ class SemanticSearch:
         A model that cannot encode the query drops the vector leg and appends why to ``problems``."""
         conn = self.store.conn
         depth = max(self.depth, depth or 0)
+        files = self._file_words()
+        named = named_files(list(files), terms.paths) if terms.paths else []
         out: dict[str, list[int]] = {
             "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
-            "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
+            "symbols": [
+                i
+                for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
+            ],
         }
         index = self._index
         if use_vectors and index is not None and len(index):
@@ -434,7 +451,6 @@ class SemanticSearch:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
-        files = self._file_words()
         if paths or languages:
             allowed_files = {
                 str(r[0])
@@ -518,7 +534,7 @@ class SemanticSearch:
                 inside = [d for d in defs if d[1] >= row.start_line]
                 leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
                 if leaves:
-                    chosen = sorted(leaves, key=lambda d: (not definition_match(str(d[0]), terms), d[1]))
+                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms), d[1]))
                 else:
                     around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
                     chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
@@ -596,7 +612,7 @@ class SemanticSearch:
                         f"vectors for {have}/{total} chunks ({pct:.0f}%); "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
-        terms = query_terms(text)
+        terms = cap_terms(self.store.conn, query_terms(text))
         problems: list[str] = []
         chunk_legs, path_leg = self.legs(
             terms, paths=paths, languages=languages, use_vectors=use_vectors, problems=problems, depth=k
