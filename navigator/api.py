@@ -440,23 +440,32 @@ class Navigator:
         k: int = 10,
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
+        view: str = "files",
     ) -> Response[SearchHit]:
         """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
 
-        BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. While
-        chunks still lack vectors the answer says ``complete=False`` with the progress;
-        :meth:`embed` (``nav index --embed``) fills them in.
+        BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. A search never
+        embeds: while chunks lack vectors it answers from the other legs and says
+        ``complete=False`` with the coverage; :meth:`embed` (``nav index --embed``) fills them in.
+        Issue text works as a query: the names, paths and traceback frames it mentions lead.
+
+        ``view="files"``: the best chunk of each file first (where to look); ``view="code"``:
+        the definitions to read or edit, ranked on their own (two functions of one file can
+        both lead). Every leg takes at least ``k`` candidates.
         """
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise UsageError(f"k must be a positive integer, got {k!r}")
+        if view not in ("files", "code"):
+            raise UsageError(f"view must be `files` or `code`, got {str(view)[:100]!r}")
         self._fresh()
         resp = self._searcher().search(
             text,
             k=k,
             paths=[p.strip().removeprefix("./") for p in paths] if paths else None,
             languages=list(languages) if languages else None,
+            view=view,
         )
         if self.stale_note:
             resp = dataclasses.replace(resp, notes=(*resp.notes, self.stale_note))
