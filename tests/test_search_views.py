@@ -7,7 +7,6 @@ in-process and the MCP tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
