@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from navigator.indexer import index_root  # noqa: E402
-from navigator.search import SemanticSearch  # noqa: E402
+from navigator.search import SemanticSearch, SyncReport  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
 from storage.db import Store  # noqa: E402
 
@@ -163,17 +163,21 @@ def run_repo(
     vec_dir = db.parent / f"{name}.vectors"
     search = SemanticSearch(store, embedder=QueryMemo(embedder), vectors_dir=vec_dir)
     t0 = time.perf_counter()
-    sync = search.sync(batch_size=64)
+    if any("vector" in CONFIGS[c] for c in configs):
+        sync = search.sync(batch_size=64)
+    else:  # lexical configs only: nothing to embed
+        chunks = int(store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        sync = SyncReport(chunks, 0, 0, 0, 0, 0.0)
     embed_s = time.perf_counter() - t0
     lines = int(store.conn.execute("SELECT coalesce(sum(lines),0) FROM files").fetchone()[0])
     per_config: dict[str, list[dict[str, Any]]] = {}
     latencies: list[float] = []
-    search.search("warm up the model", k=5, embed_budget_s=0)
+    search.search("warm up the model", k=5)
     for cfg in configs:
         rows = []
         for q in queries:
             t = time.perf_counter()
-            resp = search.search(q["query"], k=30, legs=CONFIGS[cfg], embed_budget_s=0)
+            resp = search.search(q["query"], k=30, legs=CONFIGS[cfg])
             ms = (time.perf_counter() - t) * 1000
             if cfg == "fused":
                 latencies.append(ms)

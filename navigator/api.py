@@ -165,8 +165,8 @@ class Navigator:
         self.rebuilt_note: str | None = None
         """Set when a damaged index was deleted to be rebuilt; said in the next answers."""
         self.search_embed_budget_s: float | None = None
-        """Seconds a search may spend embedding missing chunks (None: the search service's default).
-        The daemon sets 0: it embeds in the background instead."""
+        """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
+        daemon's background loop do). Kept so callers that set it keep working."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -593,8 +593,6 @@ class Navigator:
             with self._lock:
                 first: SemanticSearch | None = getattr(self, "_first_searcher", None)
                 searcher = SemanticSearch(store, model=self.config.search.model, share_with=first)
-                if self.search_embed_budget_s is not None:
-                    searcher.search_embed_budget_s = self.search_embed_budget_s
                 if first is None:
                     self._first_searcher = searcher
             self._local.searcher = searcher
@@ -608,23 +606,32 @@ class Navigator:
         k: int = 10,
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
+        view: str = "files",
     ) -> Response[SearchHit]:
         """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
 
-        BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. While
-        chunks still lack vectors the answer says ``complete=False`` with the progress;
-        :meth:`embed` (``nav index --embed``) fills them in.
+        BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. A search never
+        embeds: while chunks lack vectors it answers from the other legs and says
+        ``complete=False`` with the coverage; :meth:`embed` (``nav index --embed``) fills them in.
+        Issue text works as a query: the names, paths and traceback frames it mentions lead.
+
+        ``view="files"``: the best chunk of each file first (where to look); ``view="code"``:
+        the definitions to read or edit, ranked on their own (two functions of one file can
+        both lead). Every leg takes at least ``k`` candidates.
         """
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise UsageError(f"k must be a positive integer, got {k!r}")
+        if view not in ("files", "code"):
+            raise UsageError(f"view must be `files` or `code`, got {str(view)[:100]!r}")
         self._fresh()
         resp = self._searcher().search(
             text,
             k=k,
             paths=[p.strip().removeprefix("./") for p in paths] if paths else None,
             languages=list(languages) if languages else None,
+            view=view,
         )
         notes = self._notes()
         if notes:

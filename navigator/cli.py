@@ -466,12 +466,21 @@ def _embed_with_progress(nav: Any) -> Any:
 @click.option("-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many results.")
 @click.option("--path", "paths", multiple=True, help="Only under this folder, or matching this glob (repeatable).")
 @click.option("--lang", "languages", multiple=True, help="Only this language: python, typescript, go, ... (repeatable).")
+@click.option(
+    "--code", "code_view", is_flag=True,
+    help="Rank the definitions to read or edit (two of one file can both lead) instead of files.",
+)  # fmt: skip
 @json_option
 @click.pass_obj
 @handle_errors
-def search(obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], languages: tuple[str, ...], as_json: bool) -> None:
+def search(
+    obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], languages: tuple[str, ...], code_view: bool, as_json: bool
+) -> None:
     """Search code by meaning and by name: `nav search "where do we retry the ERP call"`."""
-    resp = obj.nav().search(" ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None)
+    options: dict[str, Any] = {"view": "code"} if code_view else {}
+    resp = obj.nav().search(
+        " ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None, **options
+    )
     if as_json:
         echo_json(resp)
         return

@@ -3,6 +3,11 @@
 Kept apart from the facade so the facade stays a list of verbs. The exact leg is the
 symbol table plus the language server's references; the semantic leg is the fused
 search of :mod:`navigator.search`. Every hit keeps the rank each leg gave it.
+
+An exact question ("who calls `f`", "where is `X` defined", "references to `Y`") that the
+exact leg answers completely is answered first and whole: the call sites (or references,
+implementations, definitions) in the server's order, then the definitions named, then
+search hits marked ``related``. Otherwise the legs are fused by RRF.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
     reasons: list[str] = []
     notes: list[str] = [f"routed {route.describe()}"]
     complete = True
+    exact_complete = True
 
     def add(leg: str, item: Found) -> None:
         key = (item.path, item.line)
@@ -90,6 +96,8 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
             return
         resp = refs(name, deadline_s=deadline_s, limit=LEG_DEPTH * 4)
         absorb(resp)
+        nonlocal exact_complete
+        exact_complete = exact_complete and resp.complete
         for h in resp.items:
             add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
 
@@ -104,6 +112,8 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
     if route.kind in ("exact", "both"):
         for name in route.identifiers:
             exact(name)
+    answer_leg = "symbols" if route.intent == "definition" else "lsp"
+    answered = route.asks and exact_complete and bool(legs.get(answer_leg))
     if route.kind in ("semantic", "both") or (route.kind == "exact" and not found):
         if route.kind == "exact":
             notes.append("no exact match; showing search results")
@@ -118,17 +128,30 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
                 add("search", _from_chunk(c))
 
     fused = rrf(legs, k=RRF_K)
-    ordered = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if answered:
+        # The exact answer first and whole (the answer leg's order, then the definitions),
+        # then search hits as related code.
+        lead = list(dict.fromkeys([*legs.get(answer_leg, []), *legs.get("symbols", [])]))
+        lead_set = set(lead)
+        rest = sorted((kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0]))
+        ordered = [(key, fused[key]) for key in lead] + rest
+        notes.append(
+            f"the exact answer ({len(legs[answer_leg])} {route.intent}) comes first; search results follow as related"
+        )
+    else:
+        ordered = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        lead_set = set()
     items = []
     for key, (score, ranks) in ordered[:limit]:
         base = found[key]
+        kind = "related" if answered and key not in lead_set else base.kind
         items.append(
             Found(
                 base.path,
                 base.line,
                 base.col,
                 base.end_line,
-                base.kind,
+                kind,
                 base.code,
                 base.symbol,
                 round(score, 6),

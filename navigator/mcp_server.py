@@ -64,10 +64,15 @@ def build_server(nav: Any) -> MCPServer:
         return render_response(_call(nav.callers, name), limit=_limit(limit))
 
     @server.tool(
-        description="Search code by meaning and by name; returns the best chunks with their symbols."
+        description="Search code by meaning and by name (a question, names, or pasted issue text with "
+        "tracebacks); view='files' gives the best chunk of each file, view='code' the definitions "
+        "to read or edit, ranked."
     )
-    def search(text: str, limit: int = 10) -> str:
-        return render_response(_call(nav.search, text, k=_limit(limit)), limit=limit)
+    def search(text: str, limit: int = 10, view: str = "files") -> str:
+        if view not in ("files", "code"):
+            raise ToolError(f"view must be 'files' or 'code', got {view[:100]!r}")
+        options = {"view": "code"} if view == "code" else {}
+        return render_response(_call(nav.search, text, k=_limit(limit), **options), limit=limit)
 
     @server.tool(
         description="The symbols defined in one file, nested (path relative to the repository root)."

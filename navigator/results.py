@@ -135,7 +135,8 @@ class Found:
     col: int
     end_line: int
     kind: str
-    """``definition``, ``reference`` or ``code`` (a search chunk)."""
+    """``definition``, ``reference``, ``code`` (a search chunk), or ``related`` (a search chunk
+    listed after a complete exact answer)."""
     code: str
     """The line of code at ``line`` (a chunk's first line for ``code``)."""
     symbol: str | None

@@ -31,6 +31,13 @@ _INTENTS: tuple[tuple[re.Pattern[str], Intent], ...] = (
     (re.compile(r"\bwhat does .+ call\b|\bcallees?\b|\bcalled by\b", re.I), "callees"),
     (re.compile(r"\bimplement(s|ations?|ers?)?\b|\bsubclass(es)?\b|\boverrides?\b", re.I), "implementations"),
     (re.compile(r"\bwhere is .+ (defined|declared)\b|\bdefinition of\b", re.I), "definition"),
+    (
+        re.compile(
+            r"\b(references?|uses|usages?) (to|of)\b|\bwhere is .+ (used|referenced)\b|\b(who|what) (uses|references)\b",
+            re.I,
+        ),
+        "references",
+    ),
 )
 
 _IDENT = r"[A-Za-z_$][\w$]*"
@@ -57,6 +64,9 @@ class Route:
     why: str = ""
     intent: Intent = "references"
     """What the exact leg asks the language server: references unless the phrasing says otherwise."""
+    asks: bool = False
+    """The phrasing asks an exact question about the names ("who calls `f`", "where is `X`
+    defined", "references to `Y`"), not only mentions them: the exact answer leads."""
 
     def describe(self) -> str:
         return f"{self.kind}: {self.why}" if self.why else self.kind
@@ -114,7 +124,8 @@ def classify(query: str) -> Route:
             found.append(word)
     if found:
         names = ", ".join(f"`{n}`" for n in found)
-        intent: Intent = next((i for pattern, i in _INTENTS if pattern.search(text)), "references")
-        why = f"prose naming {names}: fused" + ("" if intent == "references" else f", asking for {intent}")
-        return Route(kind="both", text=text, identifiers=tuple(found), why=why, intent=intent)
+        asked: Intent | None = next((i for pattern, i in _INTENTS if pattern.search(text)), None)
+        intent: Intent = asked or "references"
+        why = f"prose naming {names}: fused" + ("" if asked is None else f", asking for {intent}")
+        return Route(kind="both", text=text, identifiers=tuple(found), why=why, intent=intent, asks=asked is not None)
     return Route(kind="semantic", text=text, why="prose: search by meaning")

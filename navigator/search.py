@@ -10,9 +10,11 @@ Freshness and speed:
   cached in SQLite by (model id, embedding key): the key hashes the chunk's content hash
   with its header (path, symbol, signature), so an unchanged chunk is never embedded
   twice and a revert or branch switch costs only chunks never seen before.
-- A search first does a *bounded* sync (removes vectors of deleted chunks, adds cached
-  ones, embeds a few new chunks within a small time budget), then answers with what
-  exists; while vectors are missing the response says ``complete=False`` and how many.
+- A search never embeds chunks and never waits for the model: it drops vectors of
+  changed chunks, adds vectors another process has cached, and answers with what exists.
+  The model is loaded only to encode the query, and only when vectors exist; while
+  vectors are missing the response says ``complete=False`` and how many. Embedding
+  happens in ``nav index --embed``, the daemon's background loop or :meth:`sync`.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ import numpy as np
 
 from navigator.results import Response, SearchHit
 from semantic.embed import Embedder, embedding_text, load_embedder
-from semantic.fusion import ChunkMeta, fuse
+from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
     QueryTerms,
     _filter_sql,
     bm25_chunks,
+    cap_terms,
+    named_files,
     path_files,
     path_words,
     query_terms,
@@ -45,11 +49,14 @@ from storage.db import Store
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LEGS", "SemanticSearch", "SyncReport", "embed_key"]
+__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key"]
 
 LEGS = ("bm25", "vector", "symbols", "path")
 DEPTH = 50
-"""Candidates taken from each leg before fusion."""
+"""Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
+VIEWS = ("files", "code")
+CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
+"""Definitions the code view lists (constants and variables are read in their enclosing code)."""
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
@@ -94,6 +101,16 @@ def _snippet(text: str) -> str:
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def _named_at(qualified: str, terms: QueryTerms) -> int:
+    """Where the query names this definition (its position among the query's identifiers,
+    strongest first), else after them all; a definition matched by words comes next."""
+    last = qualified.rsplit(".", 1)[-1]
+    for pos, ident in enumerate(terms.identifiers):
+        if ident == qualified or ident.rsplit(".", 1)[-1] == last:
+            return pos
+    return len(terms.identifiers) + (0 if definition_match(qualified, terms) else 1)
+
+
 class _Shared:
     """What instances over the same index share: the model, the vectors, one lock."""
 
@@ -106,7 +123,8 @@ class _Shared:
         """(chunks signature, model id, vectors) of the last complete sync."""
         self.in_flight: set[str] = set()
         """Embedding keys a sync is embedding right now (outside the lock)."""
-        self.search_embed_budget_s = 1.0
+        self.refreshed: tuple[tuple[object, ...], tuple[int, int]] | None = None
+        """(signature, (vectors, chunks)) of the last search-time refresh."""
 
 
 class SemanticSearch:
@@ -120,7 +138,6 @@ class SemanticSearch:
         model: str | Path | None = None,
         vectors_dir: Path | None = None,
         depth: int = DEPTH,
-        search_embed_budget_s: float | None = None,
         share_with: SemanticSearch | None = None,
     ) -> None:
         """``share_with``: another instance over the same index (another thread's SQLite
@@ -134,23 +151,6 @@ class SemanticSearch:
         else:
             self._shared = _Shared(embedder=embedder, model=model)
         self._lock = self._shared.lock
-        if search_embed_budget_s is not None:
-            self.search_embed_budget_s = search_embed_budget_s
-
-    @property
-    def search_embed_budget_s(self) -> float:
-        """Seconds a search may spend embedding missing chunks before answering (default 1).
-
-        Shared by every instance over the same index. A long-lived process that embeds in
-        a background thread (``sync(budget_s=...)`` in a loop) sets 0: searches then never
-        run the model on chunks, only on the query."""
-        return self._shared.search_embed_budget_s
-
-    @search_embed_budget_s.setter
-    def search_embed_budget_s(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError(f"search_embed_budget_s must be >= 0, got {seconds!r}")
-        self._shared.search_embed_budget_s = float(seconds)
 
     @property
     def _index(self) -> VectorIndex | None:
@@ -171,11 +171,26 @@ class SemanticSearch:
         return self._vectors_dir / f"vectors-{slug}.npz"
 
     def _vector_index(self) -> VectorIndex:
+        """The shared vector index, created empty (which loads the model for its dimension)
+        when there is neither a saved index nor a cached vector."""
+        with self._lock:
+            index = self._existing_index()
+            if index is None:
+                index = self._shared.index = VectorIndex(self.embedder.dim, self.embedder.model_id)
+            return index
+
+    def _existing_index(self) -> VectorIndex | None:
+        """The shared vector index without loading the model: the saved file, else an empty
+        index sized by a vector cached in SQLite, else None (no vectors exist at all)."""
         with self._lock:
             if self._shared.index is None:
+                model_id = self.embedder.model_id  # known without loading the model
                 loaded = VectorIndex.load(self.vectors_path)
-                if loaded is None or loaded.model_id != self.embedder.model_id:
-                    loaded = VectorIndex(self.embedder.dim, self.embedder.model_id)
+                if loaded is None or loaded.model_id != model_id:
+                    row = self.store.conn.execute(
+                        "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
+                    ).fetchone()
+                    loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
                 self._shared.index = loaded
             return self._shared.index
 
@@ -195,12 +210,37 @@ class SemanticSearch:
         return {int(r[0]): embed_key(r[1], r[2], r[3], r[4]) for r in rows}
 
     def vector_coverage(self) -> tuple[int, int]:
-        """(chunks with a current vector, chunks) without embedding anything."""
+        """(chunks with a current vector, chunks), without embedding or loading the model."""
+        return self.refresh()
+
+    def refresh(self) -> tuple[int, int]:
+        """What a search does instead of embedding: drop vectors of changed or deleted
+        chunks and add vectors cached in SQLite (by another process or an earlier run).
+        Never runs or loads the model. Returns (chunks with a current vector, chunks).
+
+        Skipped when neither the chunks, nor the vectors, nor the database (another
+        connection's commit: ``PRAGMA data_version``) changed since the last refresh."""
         with self._lock:
+            signature = self._signature()
+            version = int(self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+            index = self._existing_index()
+            size = len(index) if index is not None else -1
+            last = self._shared.refreshed
+            if last is not None and last[0] == (*signature, version, size):
+                return last[1]
             keys = self._chunk_keys()
-            index = self._vector_index()
-            have = index.items()
-            return sum(1 for i, k in keys.items() if have.get(i) == k), len(keys)
+            if index is None:
+                coverage = (0, len(keys))
+            else:
+                have = index.items()
+                index.remove([i for i, k in have.items() if keys.get(i) != k])
+                have = index.items()
+                self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
+                have = index.items()
+                coverage = (sum(1 for i, k in keys.items() if have.get(i) == k), len(keys))
+                size = len(index)
+            self._shared.refreshed = ((*signature, version, size), coverage)
+            return coverage
 
     def sync(
         self,
@@ -383,18 +423,34 @@ class SemanticSearch:
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
         use_vectors: bool = True,
+        problems: list[str] | None = None,
+        depth: int | None = None,
     ) -> tuple[dict[str, list[int]], list[str]]:
-        """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files)."""
+        """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
+
+        A model that cannot encode the query drops the vector leg and appends why to ``problems``."""
         conn = self.store.conn
-        out: dict[str, list[int]] = {
-            "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
-            "symbols": [i for i, _ in symbol_chunks(conn, terms, limit=self.depth, paths=paths, languages=languages)],
-        }
-        if use_vectors and self._index is not None and len(self._index):
-            allowed = self._allowed_ids(paths, languages)
-            qv = self.embedder.embed_query(terms.text)
-            out["vector"] = [i for i, _ in self._index.search(qv, self.depth, allowed=allowed)]
+        depth = max(self.depth, depth or 0)
         files = self._file_words()
+        named = named_files(list(files), terms.paths) if terms.paths else []
+        out: dict[str, list[int]] = {
+            "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
+            "symbols": [
+                i
+                for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
+            ],
+        }
+        index = self._index
+        if use_vectors and index is not None and len(index):
+            allowed = self._allowed_ids(paths, languages)
+            try:
+                qv = self.embedder.embed_query(terms.text)  # bounded threads: see SentenceTransformerEmbedder
+            except Exception as exc:  # a broken model must not take lexical search down
+                log.warning("query encoding failed: %s", exc)
+                if problems is not None:
+                    problems.append(f"vector leg unavailable: {exc}")
+            else:
+                out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
         if paths or languages:
             allowed_files = {
                 str(r[0])
@@ -404,7 +460,7 @@ class SemanticSearch:
                 )
             }
             files = {p: w for p, w in files.items() if p in allowed_files}
-        path_leg = [p for p, _ in path_files(files, terms, limit=self.depth)]
+        path_leg = [p for p, _ in path_files(files, terms, limit=depth)]
         return out, path_leg
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
@@ -433,52 +489,7 @@ class SemanticSearch:
                 out[p] = int(r[0])
         return out
 
-    def search(
-        self,
-        text: str,
-        *,
-        k: int = 10,
-        paths: Sequence[str] | None = None,
-        languages: Sequence[str] | None = None,
-        legs: Sequence[str] = LEGS,
-        embed_budget_s: float | None = None,
-    ) -> Response[SearchHit]:
-        """Fused search. ``legs`` selects which legs run (all by default; for benchmarks)."""
-        t0 = time.perf_counter()
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"search text must be a non-empty string, got {text!r}")
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        notes: list[str] = []
-        complete = True
-        reason: str | None = None
-        use_vectors = "vector" in legs
-        if use_vectors:
-            budget = self.search_embed_budget_s if embed_budget_s is None else embed_budget_s
-            try:
-                rep = self.sync(budget_s=budget, max_embed=None if budget > 0 else 0)
-            except Exception as exc:  # a broken model must not take lexical search down
-                log.warning("vector sync failed: %s", exc)
-                notes.append(f"vector leg unavailable: {exc}")
-                complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
-            else:
-                if not rep.complete:
-                    pct = 100.0 * rep.vectors / max(rep.chunks, 1)
-                    complete = False
-                    reason = (
-                        f"vectors for {rep.vectors}/{rep.chunks} chunks ({pct:.0f}%); "
-                        "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
-                    )
-        terms = query_terms(text)
-        chunk_legs, path_leg = self.legs(terms, paths=paths, languages=languages, use_vectors=use_vectors)
-        chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
-        if "path" not in legs:
-            path_leg = []
-        cand = {i for ids in chunk_legs.values() for i in ids}
-        meta = self._meta(list(cand))
-        reps = self._first_chunks([p for p in path_leg[:10]])
-        meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+    def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         rows = self.store.chunks_by_ids([r.id for r in ranked])
         hits = []
         for r in ranked:
@@ -498,6 +509,132 @@ class SemanticSearch:
                     ranks=dict(r.ranks),
                 )
             )
+        return hits
+
+    def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
+        """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
+        it (a definition named in the query first, then in line order), else the definition
+        around it, else the chunk itself; each definition listed once."""
+        hits: list[SearchHit] = []
+        seen: set[tuple[str, int]] = set()
+        kinds = ",".join("?" * len(CODE_KINDS))
+        for start in range(0, len(ranked), 50):
+            part = ranked[start : start + 50]
+            rows = self.store.chunks_by_ids([r.id for r in part])
+            for r in part:
+                row = rows.get(r.id)
+                if row is None:
+                    continue
+                defs = self.store.conn.execute(
+                    f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
+                    f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({kinds}) "
+                    "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
+                    (row.path, *CODE_KINDS, row.start_line, row.end_line),
+                ).fetchall()
+                inside = [d for d in defs if d[1] >= row.start_line]
+                leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
+                if leaves:
+                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms), d[1]))
+                else:
+                    around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
+                    chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
+                lines = row.text.splitlines()
+                if not chosen:
+                    chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
+                for qn, s_line, e_line, sig in chosen:
+                    key = (row.path, int(s_line))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    lo = max(int(s_line), row.start_line) - row.start_line
+                    hits.append(
+                        SearchHit(
+                            path=row.path,
+                            start_line=int(s_line),
+                            end_line=int(e_line),
+                            symbol=qn,
+                            signature=sig,
+                            snippet=_snippet("\n".join(lines[lo:])),
+                            score=round(r.score, 6),
+                            language=row.language,
+                            ranks=dict(r.ranks),
+                        )
+                    )
+                    if len(hits) >= k:
+                        return hits
+        return hits
+
+    def search(
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        legs: Sequence[str] = LEGS,
+        view: str = "files",
+        embed_budget_s: float | None = None,
+    ) -> Response[SearchHit]:
+        """Fused search. ``legs`` selects which legs run (all by default; for benchmarks).
+
+        ``view="files"`` (default): the best chunk of each file first, files ranked — where to
+        look. ``view="code"``: the definitions to read or edit, ranked on their own, so two
+        functions of one file can both lead; each hit is one definition (its lines, name and
+        signature). Every leg takes at least ``k`` candidates; when the legs together find
+        fewer than ``k``, the response has fewer items and says so in its notes.
+
+        Never embeds chunks (see the module's doc); ``embed_budget_s`` is accepted and
+        ignored, for callers written when a search could embed."""
+        t0 = time.perf_counter()
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"search text must be a non-empty string, got {text!r}")
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        notes: list[str] = []
+        complete = True
+        reason: str | None = None
+        use_vectors = "vector" in legs
+        if use_vectors:
+            try:
+                have, total = self.refresh()
+            except Exception as exc:  # a broken vector file must not take lexical search down
+                log.warning("vector refresh failed: %s", exc)
+                notes.append(f"vector leg unavailable: {exc}")
+                complete, reason, use_vectors = False, f"vector leg unavailable: {exc}", False
+            else:
+                use_vectors = have > 0
+                if have < total:
+                    pct = 100.0 * have / max(total, 1)
+                    complete = False
+                    reason = (
+                        f"vectors for {have}/{total} chunks ({pct:.0f}%); "
+                        "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
+                    )
+        terms = cap_terms(self.store.conn, query_terms(text))
+        problems: list[str] = []
+        chunk_legs, path_leg = self.legs(
+            terms, paths=paths, languages=languages, use_vectors=use_vectors, problems=problems, depth=k
+        )
+        if problems:
+            notes.extend(problems)
+            complete, reason = False, "; ".join(problems)
+        chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
+        if "path" not in legs:
+            path_leg = []
+        cand = {i for ids in chunk_legs.values() for i in ids}
+        meta = self._meta(list(cand))
+        reps = self._first_chunks([p for p in path_leg[:10]])
+        meta.update(self._meta([i for i in reps.values() if i not in meta]))
+        if view == "code":
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
+            hits = self._code_hits(ranked, terms, k)
+        else:
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+            hits = self._chunk_hits(ranked)
+        if len(hits) < k:
+            notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")
         return Response(
             items=tuple(hits),
             complete=complete,

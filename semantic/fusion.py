@@ -71,6 +71,8 @@ NDCG@10 on TS/JS/Go/Rust (zod's v3/ against v4/), 0 on Python, paired."""
 CASE_AWARE_NAMES = True
 """Measured: +0.004 NDCG@10 on TS/JS/Go/Rust (symbol queries 0.931 -> 0.951: `Serialize` no
 longer boosts every `serialize` method), 0 on Python."""
+CODE_FILE_WEIGHT = 0.5
+"""In the code view, how much a chunk's file score adds to its own (see :func:`fuse`)."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
 
@@ -231,8 +233,14 @@ def fuse(
     file_reps: Mapping[str, int] | None = None,
     k: int | None = None,
     limit: int = 10,
+    view: str = "files",
 ) -> list[Ranked]:
     """Fuse chunk legs (+ a file-level path leg) into a ranked list of chunks.
+
+    ``view="files"``: the best chunk of each file in file order, then further chunks.
+    ``view="code"``: chunks ranked on their own (a second function of the best file is not
+    pushed below every other file), by chunk score times the file's penalty plus
+    :data:`CODE_FILE_WEIGHT` times the file's score.
 
     Chunks without ``meta`` (deleted since a leg was computed) are dropped. A file found
     only by the path leg enters through its representative chunk in ``file_reps``.
@@ -281,6 +289,13 @@ def fuse(
             file_scores[path] *= SUPERSEDED_PENALTY
             for r in by_file[path]:
                 r.file_score = file_scores[path]
+    if view == "code":
+        every = [r for rs in by_file.values() for r in rs]
+        code_score = {
+            r.id: r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score for r in every
+        }
+        every.sort(key=lambda r: (-code_score[r.id], r.id))
+        return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))
     out: list[Ranked] = [by_file[p][0] for p in order]
     if len(out) < limit:

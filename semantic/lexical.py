@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from storage.tokens import fts_query, split_identifier
 
 __all__ = [
+    "Mentions",
     "QueryTerms",
+    "cap_terms",
+    "mentions",
+    "named_files",
     "bm25_chunks",
     "path_files",
     "query_terms",
@@ -180,6 +184,70 @@ def variants(word: str) -> set[str]:
     return out
 
 
+LONG_QUERY_WORDS = 24
+"""A query with more content words than this is issue text (a pasted issue, a traceback):
+its names are pulled out and its prose words capped by rarity (:func:`cap_terms`)."""
+MAX_PROSE_WORDS = 24
+"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all."""
+MAX_NAMES = 24
+"""Names kept from a long query, strongest first (see :func:`mentions`)."""
+
+_FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in ([A-Za-z_<][\w<>.]*))?')
+_EXTENSIONS = (
+    "py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|rb|php|c|h|cc|cpp|hpp|cs|kt|scala|swift|lua|sh|bash|ex|exs|hs|zig"
+)
+_PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))(?![\w/])")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_QUOTED = re.compile(r"`([^`\n]+)`")
+_ERROR_CLASS = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "self", "cls", "none", "true", "false"})
+
+
+@dataclass(frozen=True, slots=True)
+class Mentions:
+    """What a text names, strongest first (pure: no lookup in the index)."""
+
+    names: tuple[str, ...]
+    """Identifiers and qualified names: functions of traceback frames (innermost first),
+    quoted code (backticks, fenced blocks), error classes, then other code-looking words."""
+    paths: tuple[str, ...]
+    """File paths: those of traceback frames (innermost first), then others named."""
+
+
+def mentions(text: str) -> Mentions:
+    """Pull out what an issue names: traceback frames (``File "x.py", line N, in f``), file
+    paths, quoted code, error class names, dotted/camelCase/snake_case names."""
+    text = _URL.sub(" ", text)
+    names: list[str] = []
+    paths: list[str] = []
+    frames = _FRAME.findall(text)
+    for path, func in reversed(frames):
+        if not path.startswith("<"):
+            paths.append(path.replace("\\", "/"))
+        if func and not func.startswith("<"):
+            names.append(func)
+    quoted = [re.sub(r"^```[\w+-]*", "", m.group(0)).strip("`") for m in _FENCE.finditer(text)] + _QUOTED.findall(_FENCE.sub(" ", text))
+    for code in quoted:
+        for tok in _NAME.findall(_FRAME.sub(" ", code)):
+            if tok.lower() not in STOPWORDS and len(tok) > 2 and not tok.isdigit():
+                names.append(tok.removeprefix("self.").removeprefix("cls."))
+    names.extend(_ERROR_CLASS.findall(text))
+    for tok in _NAME.findall(_FRAME.sub(" ", text)):
+        if _looks_like_identifier(tok):
+            names.append(tok.removeprefix("self.").removeprefix("cls."))
+    for m in _PATH.finditer(text):
+        paths.append(m.group(1))
+    kept = [
+        n
+        for n in dict.fromkeys(n.strip(".") for n in names)
+        if n and n.lower() not in _NOT_NAMES and not re.fullmatch(r"[\d.]+", n)
+        and not any(n.endswith("." + ext) for ext in _EXTENSIONS.split("|"))
+    ]
+    return Mentions(names=tuple(kept), paths=tuple(dict.fromkeys(paths)))
+
+
 @dataclass(frozen=True, slots=True)
 class QueryTerms:
     """What a query says, for matching: content words and code-looking identifiers."""
@@ -189,8 +257,17 @@ class QueryTerms:
     stems: frozenset[str]
     """Every singular/plural spelling of the words (see :func:`variants`), for matching names."""
     identifiers: tuple[str, ...]
-    """Tokens written like code: camelCase, snake_case, dotted, or any single bare token query."""
+    """Tokens written like code: camelCase, snake_case, dotted, or any single bare token query;
+    in a long query, the names it mentions (see :func:`mentions`), strongest first."""
     text: str
+    paths: tuple[str, ...] = ()
+    """File paths the query names (traceback frames first)."""
+    prose: tuple[str, ...] = ()
+    """A long query's prose words before :func:`cap_terms` picks the rarest."""
+
+    @property
+    def long(self) -> bool:
+        return bool(self.prose)
 
 
 def _looks_like_identifier(token: str) -> bool:
@@ -202,22 +279,77 @@ def _looks_like_identifier(token: str) -> bool:
     )
 
 
-def query_terms(text: str) -> QueryTerms:
-    tokens = _TOKEN.findall(text)
+def _words_of(tokens: Sequence[str]) -> list[str]:
     words: list[str] = []
-    idents: list[str] = []
     for tok in tokens:
-        if _looks_like_identifier(tok) or len(tokens) == 1:
-            idents.append(tok)
         for piece in tok.split("."):
             for w in split_identifier(piece) or [piece.lower()]:
                 if w and w not in STOPWORDS and w not in words and (len(w) > 1 or w.isdigit()):
                     words.append(w)
+    return words
+
+
+def query_terms(text: str) -> QueryTerms:
+    """Analyse a query. A short one: its words and code-looking tokens. A long one (more
+    than :data:`LONG_QUERY_WORDS` content words: issue text): the names and paths it
+    mentions lead, and its prose words wait for :func:`cap_terms`."""
+    tokens = _TOKEN.findall(text)
+    words = _words_of(tokens)
+    named = mentions(text)
+    if len(words) > LONG_QUERY_WORDS:
+        idents = named.names[:MAX_NAMES]
+        name_words = _words_of(idents)
+        path_words_ = [w for p in named.paths[:MAX_NAMES] for w in sorted(path_words("/".join(p.split("/")[-2:])))]
+        head = list(dict.fromkeys(name_words + [w for w in path_words_ if w not in STOPWORDS]))
+        prose = tuple(w for w in words if w not in head)
+        return QueryTerms(
+            words=tuple(head),
+            stems=frozenset(v for w in head for v in variants(w)),
+            identifiers=idents,
+            text=text,
+            paths=named.paths[:MAX_NAMES],
+            prose=prose or ("",),
+        )
+    idents: list[str] = []
+    for tok in tokens:
+        if _looks_like_identifier(tok) or len(tokens) == 1:
+            idents.append(tok)
+    idents.extend(n for n in named.names if n not in idents and "." not in n)
     return QueryTerms(
         words=tuple(words),
         stems=frozenset(v for w in words for v in variants(w)),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
+        paths=named.paths,
+    )
+
+
+def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
+    """A long query's prose, weighed as prose: keep the ``max_words`` rarest words that occur
+    in the index (document frequency from FTS5's vocabulary), drop the rest. Short queries
+    are returned as they are."""
+    if not terms.long:
+        return terms
+    prose = [w for w in terms.prose if w]
+    df: dict[str, int] = {}
+    if prose:
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
+        for start in range(0, len(prose), 500):
+            part = prose[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
+                df[str(term)] = int(doc)
+    order = {w: i for i, w in enumerate(prose)}
+    kept = sorted((w for w in prose if df.get(w)), key=lambda w: (df[w], order[w]))[:max_words]
+    kept.sort(key=lambda w: order[w])
+    words = tuple(dict.fromkeys([*terms.words, *kept]))
+    return QueryTerms(
+        words=words,
+        stems=frozenset(v for w in words for v in variants(w)),
+        identifiers=terms.identifiers,
+        text=terms.text,
+        paths=terms.paths,
+        prose=terms.prose,
     )
 
 
@@ -294,11 +426,14 @@ def symbol_chunks(
     limit: int = 50,
     paths: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
+    named: Sequence[str] = (),
 ) -> list[tuple[int, float]]:
     """Chunks holding the definitions of symbols whose names match the query, best first.
 
-    Exact name matches of identifiers in the query come first; then symbols ranked by
-    BM25 over their split qualified names.
+    Exact name matches of identifiers in the query come first — a qualified name matched
+    whole, or a name defined in a file the query names (a traceback frame), before a bare
+    name; then in the order the query names them, rarer names first — then symbols ranked
+    by BM25 over their split qualified names.
     """
     cond, params = _filter_sql(paths, languages)
     chunk_of = (
@@ -306,16 +441,45 @@ def symbol_chunks(
         "AND c.end_line >= s.name_line ORDER BY (c.end_line - c.start_line) LIMIT 1)"
     )
     out: dict[int, float] = {}
-    names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
+    idents = list(terms.identifiers)
+    names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in idents))
     if names:
         marks = ",".join("?" * len(names))
         sql = (
-            f"SELECT {chunk_of}, s.name FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"SELECT {chunk_of}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
             f"WHERE s.name IN ({marks}) {cond} LIMIT ?"
         )
-        for cid, _name in conn.execute(sql, (*names, *params, limit)):
-            if cid is not None and int(cid) not in out:
-                out[int(cid)] = 1000.0
+        rows = conn.execute(sql, (*names, *params, limit * 20)).fetchall()
+        per_name: dict[str, int] = {}
+        for _cid, name, _qn, _path in rows:
+            per_name[name] = per_name.get(name, 0) + 1
+        named_set = set(named)
+
+        def strength(name: str, qualified: str, path: str) -> tuple[int, int, int]:
+            """(how the name matched, where the query names it, how common the name is)."""
+            best = (3, len(idents))
+            for pos, ident in enumerate(idents):
+                if ident.rsplit(".", 1)[-1] != name:
+                    continue
+                dotted = "." in ident
+                qualified_match = dotted and (
+                    qualified == ident or qualified.endswith("." + ident) or ident.split(".")[-2] in qualified.split(".")
+                )
+                if qualified_match or path in named_set:
+                    best = min(best, (0, pos))
+                else:
+                    best = min(best, (1 if "." not in ident else 2, pos))
+            return (*best, per_name[name])
+
+        ranked = sorted(
+            ((int(cid), strength(str(name), str(qn), str(path))) for cid, name, qn, path in rows if cid is not None),
+            key=lambda kv: kv[1],
+        )
+        for rank, (cid, _key) in enumerate(ranked):
+            if cid not in out:
+                out[cid] = 1000.0 - rank / 1000.0
+            if len(out) >= limit:
+                break
     match = fts_query(" ".join(terms.words))
     if match and len(out) < limit:
         sql = (
@@ -342,13 +506,37 @@ def path_words(path: str) -> set[str]:
     return {w for part in parts for w in split_identifier(part) if len(w) > 1}
 
 
+def named_files(files: Sequence[str], named: Sequence[str]) -> list[str]:
+    """Indexed files a query names, in the order named (pure): a named path matches a file
+    path that ends with it, else one ending with its last two components (an absolute
+    traceback path), else, for a bare file name, the files of that name."""
+    out: list[str] = []
+    for raw in named:
+        p = raw.replace("\\", "/").lstrip("./")
+        parts = [x for x in p.split("/") if x]
+        if not parts:
+            continue
+        for tail in ("/".join(parts), "/".join(parts[-2:]), parts[-1]):
+            hits = [f for f in files if f == tail or f.endswith("/" + tail)]
+            if hits:
+                if len(hits) <= 5:
+                    out.extend(h for h in sorted(hits) if h not in out)
+                break
+    return out
+
+
 def path_files(
     file_words: dict[str, set[str]],
     terms: QueryTerms,
     *,
     limit: int = 50,
 ) -> list[tuple[str, float]]:
-    """Files ranked by the rarity-weighted query words found in their path (pure)."""
+    """Files ranked by the rarity-weighted query words found in their path (pure); files
+    the query names by path (see :func:`named_files`) first."""
+    named = named_files(list(file_words), terms.paths) if terms.paths else []
+    if named:
+        rest = [kv for kv in path_files(file_words, QueryTerms(terms.words, terms.stems, (), terms.text), limit=limit) if kv[0] not in named]
+        return ([(p, float("inf")) for p in named] + rest)[:limit]
     if not terms.stems or not file_words:
         return []
     n = len(file_words)

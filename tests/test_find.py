@@ -34,12 +34,22 @@ def test_a_name_goes_to_the_exact_leg(nav: Navigator) -> None:
     assert all("lsp" in f.ranks or "symbols" in f.ranks for f in resp.items)
 
 
-def test_who_calls_asks_for_callers_and_fuses_with_search(nav: Navigator) -> None:
-    resp = nav.query("who calls create_sales_order", deadline_s=60)
+def test_who_calls_answers_with_the_callers_first_and_whole(nav: Navigator) -> None:
+    resp = nav.query("who calls `create_sales_order`", deadline_s=60)
     assert resp.source == "router:both" and "asking for callers" in resp.notes[0]
-    callers = [f for f in resp.items if "lsp" in f.ranks]
-    assert [(f.path, f.line, f.symbol) for f in callers] == [("orders/app.py", 12, "main")]
-    assert any("search" in f.ranks for f in resp.items)
+    assert any("exact answer" in n for n in resp.notes)
+    # The call site leads, then the definition; search hits follow, marked related.
+    assert [(f.path, f.line, f.symbol) for f in resp.items[:1]] == [("orders/app.py", 12, "main")]
+    assert (resp.items[1].path, resp.items[1].kind) == ("orders/service.py", "definition")
+    rest = resp.items[2:]
+    assert rest and all(f.kind == "related" and set(f.ranks) <= {"search", "symbols"} for f in rest)
+
+
+def test_prose_mentioning_a_name_is_fused(nav: Navigator) -> None:
+    resp = nav.query("how does create_sales_order total the lines", deadline_s=60)
+    assert "asking for" not in resp.notes[0]
+    assert not any(f.kind == "related" for f in resp.items)
+    assert any("search" in f.ranks for f in resp.items) and any("lsp" in f.ranks for f in resp.items)
 
 
 def test_prose_goes_to_search(nav: Navigator) -> None:

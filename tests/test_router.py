@@ -34,6 +34,22 @@ CASES = [
 ]
 
 
+ASKS = [
+    ("who calls `index_root`", "callers", True),
+    ("where is `Order` defined", "definition", True),
+    ("references to MAX_ITEMS", "references", True),
+    ("where is `total` used", "references", True),
+    ("retry logic in http_client.send", "references", False),
+    ("errors raised by OrderService", "references", False),
+]
+
+
+@pytest.mark.parametrize(("query", "intent", "asks"), ASKS)
+def test_an_exact_question_is_told_from_prose_naming_a_name(query: str, intent: str, asks: bool) -> None:
+    route = classify(query)
+    assert (route.intent, route.asks) == (intent, asks), route.why
+
+
 @pytest.mark.parametrize(("query", "kind", "identifiers"), CASES)
 def test_classify(query: str, kind: str, identifiers: tuple[str, ...]) -> None:
     route = classify(query)

@@ -55,7 +55,6 @@ def test_search_answers_while_another_thread_embeds(store: Store, tmp_path: Path
         # Another thread's connection, sharing the model, vectors and lock.
         other_store = Store(store.path)
         other = SemanticSearch(other_store, share_with=first)
-        other.search_embed_budget_s = 0
         done = threading.Event()
         answers = []
 
@@ -72,17 +71,7 @@ def test_search_answers_while_another_thread_embeds(store: Store, tmp_path: Path
         emb.release.set()
         worker.join(timeout=30)
     assert reports and reports[0].complete and reports[0].embedded == 2
-    assert first.search("rgb_to_hex", k=1, embed_budget_s=0).complete
-
-
-def test_budget_is_shared_by_instances_over_one_index(store: Store, tmp_path: Path) -> None:
-    first = SemanticSearch(store, embedder=FakeEmbedder(), vectors_dir=tmp_path)
-    second = SemanticSearch(store, share_with=first)
-    assert first.search_embed_budget_s == 1.0
-    second.search_embed_budget_s = 0
-    assert first.search_embed_budget_s == 0
-    with pytest.raises(ValueError, match="-1"):
-        first.search_embed_budget_s = -1
+    assert first.search("rgb_to_hex", k=1).complete
 
 
 def test_concurrent_syncs_do_not_embed_a_chunk_twice(store: Store, tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_filters_by_path_and_language(store: Store) -> None:
 
 
 def test_lexical_answers_without_vectors_and_says_incomplete(store: Store) -> None:
-    search = SemanticSearch(store, embedder=FakeEmbedder(), search_embed_budget_s=0)
+    search = SemanticSearch(store, embedder=FakeEmbedder())
     resp = search.search("createSalesOrder", k=5)
     assert resp.items and resp.items[0].path in {"src/orders.py", "web/app.ts"}
     assert not resp.complete and resp.reason is not None and "vectors for 0/" in resp.reason
@@ -81,6 +81,7 @@ def test_lexical_answers_without_vectors_and_says_incomplete(store: Store) -> No
 
 def test_search_filters_apply_to_every_leg(store: Store) -> None:
     search = SemanticSearch(store, embedder=FakeEmbedder())
+    search.sync()
     resp = search.search("create sales order", k=10, languages=["python"])
     assert resp.complete
     assert resp.items[0].path == "src/orders.py"

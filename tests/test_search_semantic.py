@@ -164,7 +164,7 @@ def test_model_change_rebuilds_vectors_only(repo: tuple[Path, Store], model: Sen
 
 def test_incomplete_while_vectors_are_missing(repo: tuple[Path, Store], model: SentenceTransformerEmbedder) -> None:
     _, store = repo
-    search = SemanticSearch(store, embedder=model, search_embed_budget_s=0)
+    search = SemanticSearch(store, embedder=model)
     resp = search.search("zqFrobnicateWidgetCache", k=3)
     assert not resp.complete and resp.reason is not None and "vectors for 0/4 chunks" in resp.reason
     assert resp.items[0].path == "legacy.py"  # lexical legs answer meanwhile

@@ -1,0 +1,284 @@
+"""Issue localization: does nav's search bring an agent to the code an issue's fix changed?
+
+Data: the instances of ``../shared/bench/loc/`` (README there): a one-line summary of a real
+GitHub issue (SWE-bench-Live), labelled with the files and functions its merged fix changed.
+Build them as that README says into ``/work/corpora/loc/instances.jsonl``; this script keeps
+one git working tree per repository (``/work/corpora/loc/trees/OWNER-NAME``, a
+``git clone --shared --no-checkout`` of the fetched mirror), checks out each instance's
+``base_commit`` and updates nav's index incrementally (lexical legs only: BM25, symbol names,
+paths; no vectors).
+
+Splits, fixed before any result was seen: the repositories are split by
+``random.Random(9).sample(sorted(REPOS), 5)`` into CHECK (5 repositories, reported once at
+the end) and DEVELOPMENT (the other 10, tuned on).
+
+Per instance, in the same run on the same index:
+
+- ``nav-files``: ``SemanticSearch.search(query, k=50)`` reduced to distinct files;
+- ``nav-code``: ``search(query, k=50, view="code")``: definitions ranked on their own;
+- ``bm25``: plain BM25 (SQLite FTS5, default ``unicode61`` tokenizer, query words OR-ed,
+  nothing else) over the same syntax chunks' text.
+
+Metrics: file Acc@1/5/10 (a gold file among the top k distinct files) and function
+Recall@5/10 (share of gold functions among the first k functions). A ranked list of spans
+becomes a list of functions by taking, per span in rank order, the Python definitions
+(function, method, class) that start inside it, else the innermost one around it, else
+``<module>``; a ``nav-code`` hit is exactly one definition. Paired differences against
+BM25 with 95% bootstrap intervals (2,000 resamples over instances).
+
+Latency: warm ``search`` p50/p95 for the one-line queries, and for full-text queries of
+2,000+ words (the summary followed by the repository's README and change log words, to
+stand for a pasted issue; no labels are scored on these).
+
+    python bench/loc_bench.py --split dev
+    python bench/loc_bench.py --split check        # once, at the end
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from navigator.indexer import index_root  # noqa: E402
+from navigator.search import SemanticSearch  # noqa: E402
+from storage.db import Store  # noqa: E402
+
+LOC = Path("/work/corpora/loc")
+REPOS = sorted(
+    [
+        "sissbruecker/linkding", "pvlib/pvlib-python", "koxudaxi/datamodel-code-generator", "Kozea/WeasyPrint",
+        "geopandas/geopandas", "patroni/patroni", "stanfordnlp/dspy", "reata/sqllineage", "mikedh/trimesh",
+        "ipython/ipython", "beetbox/beets", "python-attrs/attrs", "python-babel/babel", "urllib3/urllib3",
+        "aws-cloudformation/cfn-lint",
+    ]
+)  # fmt: skip
+CHECK = sorted(random.Random(9).sample(REPOS, 5))
+LEXICAL = ("bm25", "symbols", "path")
+DEF_KINDS = ("function", "method", "class")
+
+
+def checkout(tree: Path, commit: str) -> None:
+    subprocess.run(["git", "-C", str(tree), "checkout", "-q", "-f", commit], check=True)
+    subprocess.run(["git", "-C", str(tree), "clean", "-q", "-f", "-d", "-e", ".nav"], check=True)
+
+
+class Defs:
+    """Python definitions per file, from nav's symbol table (the same for every system)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.by_path: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+        kinds = ",".join("?" * len(DEF_KINDS))
+        for path, start, end, qn in conn.execute(
+            f"SELECT f.path, s.start_line, s.end_line, s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"WHERE s.kind IN ({kinds}) AND f.path LIKE '%.py' ORDER BY s.start_line",
+            DEF_KINDS,
+        ):
+            self.by_path[str(path)].append((int(start), int(end), str(qn)))
+
+    def functions(self, path: str, start: int, end: int) -> list[str]:
+        defs = self.by_path.get(path, [])
+        inside = [qn for s, _e, qn in defs if start <= s <= end]
+        if inside:
+            return [f"{path}::{qn}" for qn in inside]
+        around = [(e - s, qn) for s, e, qn in defs if s <= start and e >= start]
+        if around:
+            return [f"{path}::{min(around)[1]}"]
+        return [f"{path}::<module>"]
+
+
+def function_list(spans: list[tuple[str, int, int]], defs: Defs, *, exact: bool = False) -> list[str]:
+    out: list[str] = []
+    for path, start, end in spans:
+        names = defs.functions(path, start, start if exact else end)
+        for n in names[:1] if exact else names:
+            if n not in out:
+                out.append(n)
+    return out
+
+
+class PlainBM25:
+    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE b USING fts5(text)")
+        self.db.executemany("INSERT INTO b(rowid, text) VALUES (?, ?)", conn.execute("SELECT id, text FROM chunks"))
+        self.spans = {
+            int(i): (str(p), int(s), int(e))
+            for i, p, s, e in conn.execute("SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
+        }
+
+    def search(self, query: str, k: int = 100) -> list[tuple[str, int, int]]:
+        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+        rows = self.db.execute("SELECT rowid FROM b WHERE b MATCH ? ORDER BY bm25(b) LIMIT ?", (match, k)).fetchall()
+        return [self.spans[int(r[0])] for r in rows]
+
+
+def file_acc(files: list[str], gold: set[str], k: int) -> float:
+    return 1.0 if gold & set(files[:k]) else 0.0
+
+
+def fn_recall(funcs: list[str], gold: set[str], k: int) -> float:
+    return len(gold & set(funcs[:k])) / len(gold) if gold else 0.0
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
+
+
+def bootstrap(diffs: list[float], n: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
+    return statistics.fmean(diffs), means[int(0.025 * n)], means[int(0.975 * n) - 1]
+
+
+def long_text(tree: Path, query: str, words: int = 2000) -> str:
+    pool: list[str] = []
+    for pattern in ("README*", "CHANGE*", "HISTORY*", "docs/**/*.rst", "docs/**/*.md", "*.md"):
+        for f in sorted(tree.glob(pattern)):
+            if f.is_file():
+                pool.extend(f.read_text(errors="replace").split())
+            if len(pool) > words * 2:
+                break
+    return query + "\n\n" + " ".join(pool[:words])
+
+
+METRICS = ("file@1", "file@5", "file@10", "fn@5", "fn@10")
+
+
+def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str, float]:
+    gf, gfn = set(inst["gold_files"]), set(inst["gold_functions"])
+    return {
+        "file@1": file_acc(files, gf, 1),
+        "file@5": file_acc(files, gf, 5),
+        "file@10": file_acc(files, gf, 10),
+        "fn@5": fn_recall(funcs, gfn, 5),
+        "fn@10": fn_recall(funcs, gfn, 10),
+    }
+
+
+def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str) -> dict[str, Any]:
+    instances = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
+    chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
+    if repos_arg:
+        chosen = [r for r in chosen if r.split("/")[1] in repos_arg.split(",")]
+    rows: list[dict[str, Any]] = []
+    lat_short: list[float] = []
+    lat_long: list[float] = []
+    index_s: list[float] = []
+    for repo in chosen:
+        tree = LOC / "trees" / repo.replace("/", "-")
+        store = Store(LOC / "idx" / (repo.replace("/", "-") + ".db"))
+        mine = [i for i in instances if i["repo"] == repo][:limit]
+        for n, inst in enumerate(mine):
+            checkout(tree, inst["base_commit"])
+            t0 = time.perf_counter()
+            index_root(tree, store)
+            index_s.append(time.perf_counter() - t0)
+            search = SemanticSearch(store)
+            defs = Defs(store.conn)
+            base = PlainBM25(store.conn)
+            q = inst["query"]
+            t0 = time.perf_counter()
+            resp = search.search(q, k=50, legs=LEXICAL)
+            lat_short.append((time.perf_counter() - t0) * 1e3)
+            spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
+            nav_files = list(dict.fromkeys(p for p, _, _ in spans))
+            code = search.search(q, k=50, legs=LEXICAL, view="code")
+            code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
+            b_spans = base.search(q)
+            b_files = list(dict.fromkeys(p for p, _, _ in b_spans))
+            row = {
+                "id": inst["id"],
+                "repo": repo,
+                "nav-files": score(nav_files, function_list(spans, defs), inst),
+                "nav-code": score(
+                    list(dict.fromkeys(p for p, _, _ in code_spans)), function_list(code_spans, defs, exact=True), inst
+                ),
+                "bm25": score(b_files, function_list(b_spans, defs), inst),
+                "top": nav_files[:3],
+                "gold": inst["gold_files"],
+            }
+            rows.append(row)
+            if n < long_per_repo:
+                text = long_text(tree, q)
+                search.search(text, k=50, legs=LEXICAL)  # warm
+                t0 = time.perf_counter()
+                search.search(text, k=50, legs=LEXICAL)
+                lat_long.append((time.perf_counter() - t0) * 1e3)
+            base.db.close()
+        store.close()
+        print(f"{repo}: {len(mine)} instances", file=sys.stderr, flush=True)
+    systems = ("nav-files", "nav-code", "bm25")
+    summary = {s: {m: round(statistics.fmean(r[s][m] for r in rows), 3) for m in METRICS} for s in systems}
+    paired = {
+        s: {
+            m: [round(x, 3) for x in bootstrap([r[s][m] - r["bm25"][m] for r in rows])]
+            for m in METRICS
+        }
+        for s in ("nav-files", "nav-code")
+    }
+    return {
+        "split": split,
+        "repos": chosen,
+        "instances": len(rows),
+        "summary": summary,
+        "paired_vs_bm25": paired,
+        "latency_ms": {
+            "one_line_p50": round(pct(lat_short, 0.5), 1),
+            "one_line_p95": round(pct(lat_short, 0.95), 1),
+            "full_text_p50": round(pct(lat_long, 0.5), 1),
+            "full_text_p95": round(pct(lat_long, 0.95), 1),
+            "full_text_n": len(lat_long),
+        },
+        "index_s_p50": round(pct(index_s, 0.5), 2),
+        "rows": rows,
+    }
+
+
+def render(res: dict[str, Any]) -> str:
+    out = [f"split {res['split']}: {res['instances']} instances, repos {', '.join(res['repos'])}", ""]
+    out.append("| system | " + " | ".join(METRICS) + " |")
+    out.append("|---|" + "---|" * len(METRICS))
+    for s, v in res["summary"].items():
+        out.append(f"| {s} | " + " | ".join(f"{v[m]:.3f}" for m in METRICS) + " |")
+    for s, v in res["paired_vs_bm25"].items():
+        out.append(f"| {s} − bm25 | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in (v[m] for m in METRICS)) + " |")
+    out.append("")
+    out.append(f"latency ms: {res['latency_ms']}; index (incremental, per commit) p50 {res['index_s_p50']} s")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--split", choices=("dev", "check"), default="dev")
+    ap.add_argument("--limit", type=int, default=None, help="instances per repository")
+    ap.add_argument("--repos", default="", help="comma-separated repository names (NAME of OWNER/NAME)")
+    ap.add_argument("--long-per-repo", type=int, default=2, help="full-text latency queries per repository")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    res = run(args.split, args.limit, args.long_per_repo, args.repos)
+    print(render(res))
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()
