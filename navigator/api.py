@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from navigator.config import Config, load_config
+from navigator.confine import confine
 from navigator.indexer import ProgressFn, index_root, stale_count
+from navigator.paths import ensure_nav_dir, open_private, private_file
 from navigator.results import (
     Found,
     IndexReport,
@@ -55,6 +57,7 @@ from storage.errors import (
     IndexReadOnlyError,
     NavError,
     NotIndexedError,
+    OutsideRootError,
     StorageError,
     StorageFullError,
     SymbolNotFoundError,
@@ -191,17 +194,18 @@ class Navigator:
 
     def _open_store(self) -> Store:
         try:
-            self.nav_dir.mkdir(parents=True, exist_ok=True)
+            ensure_nav_dir(self.nav_dir)  # 0700, never a symlink or someone else's folder
             ignore = self.nav_dir / ".gitignore"
             if not ignore.exists() and os.access(self.nav_dir, os.W_OK):
-                ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
+                with os.fdopen(open_private(ignore, os.O_WRONLY), "w", encoding="utf-8") as fh:
+                    fh.write("# nav's index; safe to delete\n*\n")
         except OSError as exc:
             raise StorageError(
                 f"cannot create the index folder {self.nav_dir}: {exc.strerror or exc}; "
                 "make the repository writable, or index it with `Navigator(root, index_dir=...)`"
             ) from exc
         try:
-            return Store(self.index_path)
+            return Store(private_file(self.index_path))  # 0600: it holds copies of the code
         except IndexDamagedError as exc:
             if not os.access(self.nav_dir, os.W_OK):
                 raise
@@ -210,7 +214,7 @@ class Navigator:
             self.rebuilt_note = (
                 f"the index was damaged ({_cause(exc)}) and was deleted; it is rebuilt from the working tree"
             )
-            return Store(self.index_path)
+            return Store(private_file(self.index_path))
 
     def _drop_store(self, store: Store) -> None:
         with self._lock:
@@ -250,7 +254,9 @@ class Navigator:
     @property
     def walk_options(self) -> WalkOptions:
         c = self.config.index
-        return WalkOptions(max_file_bytes=c.max_file_bytes, extra_ignores=c.ignore)
+        return WalkOptions(
+            max_file_bytes=c.max_file_bytes, extra_ignores=c.ignore, include_secrets=c.include_secrets
+        )
 
     # -- indexing --------------------------------------------------------------------------
 
@@ -567,16 +573,20 @@ class Navigator:
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
         p = Path(path)
-        candidates = [p] if p.is_absolute() else [Path.cwd() / p, self.root / p]
-        for cand in candidates:
+        if p.is_absolute():
+            return confine(self.root, p)  # `..` and symlinks resolved: the one check
+        refused: list[tuple[Path, OutsideRootError]] = []
+        for cand in (Path.cwd() / p, self.root / p):
             try:
-                rel = cand.resolve().relative_to(self.root)
-            except ValueError:
+                rel = confine(self.root, cand, given_as=path)
+            except OutsideRootError as exc:
+                refused.append((cand, exc))
                 continue
             if (self.root / rel).exists():
-                return rel.as_posix()
-        if p.is_absolute() or any(c.resolve().exists() for c in candidates):
-            raise FileNotInIndexError(f"`{path}` is outside the indexed root {self.root}")
+                return rel
+        for cand, refusal in refused:
+            if cand == self.root / p or cand.exists():  # escapes from the root, or names a real file
+                raise refusal
         raise FileNotInIndexError(
             f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)"
         )

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import click
 
 from navigator import display
-from navigator.paths import find_root
+from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
 from storage.errors import NavError
 
@@ -180,17 +180,17 @@ def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
         echo_json(report)
         return
     for p in report.added[:20]:
-        click.echo(click.style("  + ", fg="green") + p)
+        click.echo(click.style("  + ", fg="green") + printable(p))
     for p in report.updated[:20]:
-        click.echo(click.style("  ~ ", fg="yellow") + p)
+        click.echo(click.style("  ~ ", fg="yellow") + printable(p))
     for p in report.removed[:20]:
-        click.echo(click.style("  - ", fg="red") + p)
+        click.echo(click.style("  - ", fg="red") + printable(p))
     shown = len(report.added[:20]) + len(report.updated[:20]) + len(report.removed[:20])
     total_changed = len(report.added) + len(report.updated) + len(report.removed)
     if total_changed > shown:
         click.echo(f"  … and {total_changed - shown} more")
     for p, why in report.skipped[:10]:
-        click.secho(f"  skipped {p}: {why}", fg="bright_black", err=True)
+        click.secho(f"  skipped {printable(p)}: {why}", fg="bright_black", err=True)
     if len(report.skipped) > 10:
         click.secho(f"  skipped {len(report.skipped) - 10} more files", fg="bright_black", err=True)
     click.echo(
@@ -325,7 +325,7 @@ def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json:
         echo_json(resp)
         return
     for f in resp.items:
-        where = click.style(f"{f.path}:{f.line}:{f.col}", fg="cyan")
+        where = click.style(f"{printable(f.path)}:{f.line}:{f.col}", fg="cyan")
         kind = click.style(f"{f.kind:<10}", fg="yellow")
         legs = ", ".join(f"{k}#{v}" for k, v in sorted(f.ranks.items(), key=lambda kv: kv[1]))
         name = click.style(f.symbol or "", bold=True)
@@ -485,7 +485,7 @@ def search(
         echo_json(resp)
         return
     for hit in resp.items:
-        where = click.style(f"{hit.path}:{hit.start_line}-{hit.end_line}", fg="cyan")
+        where = click.style(f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}", fg="cyan")
         legs = " ".join(f"{leg}#{rank}" for leg, rank in sorted(hit.ranks.items(), key=lambda kv: kv[1]))
         click.echo(f"{where}  {click.style(hit.symbol or '', bold=True)}  {click.style(legs, fg='bright_black')}")
         first = hit.signature or next((ln.strip() for ln in hit.snippet.splitlines() if ln.strip()), "")
@@ -556,7 +556,7 @@ def hover(obj: Ctx, target: str, deadline_s: float, as_json: bool) -> None:
         echo_json(resp)
         return
     for item in resp.items:
-        click.echo(click.style(f"{item.path}:{item.line}:{item.col}", fg="cyan"))
+        click.echo(click.style(f"{printable(item.path)}:{item.line}:{item.col}", fg="cyan"))
         click.echo(item.text)
     echo_incomplete(resp)
 

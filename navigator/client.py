@@ -17,6 +17,7 @@ import json
 import os
 import select
 import socket
+import struct
 import sys
 import threading
 import time
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import daemon_paths, flock_within
+from navigator.paths import daemon_paths, ensure_nav_dir, flock_within, open_private
 from navigator.wire import decode
 from storage import errors as nav_errors
 from storage.errors import NavError, ServerError
@@ -38,14 +39,14 @@ def start_daemon(
 ) -> str:
     """Start a daemon for ``root`` and wait until it says ``ready`` (or ``busy``: one already runs)."""
     paths = daemon_paths(root)
-    paths.nav_dir.mkdir(parents=True, exist_ok=True)
+    ensure_nav_dir(paths.nav_dir)
     r, w = os.pipe()
     os.set_inheritable(w, True)
     cmd = [sys.executable, "-m", "navigator.daemon", str(root), "--ready-fd", str(w)]
     if idle_timeout_s is not None:
         cmd += ["--idle-timeout", str(idle_timeout_s)]
     env = {**os.environ, "PYTHONPATH": _package_parent() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    log_fd = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log_fd = open_private(paths.log, os.O_WRONLY | os.O_APPEND)
     try:
         # posix_spawn, not Popen: the daemon outlives this process by design, in its own session
         # (a ^C in the terminal does not reach it); a thread reaps it if we are still alive then.
@@ -74,6 +75,27 @@ def start_daemon(
     raise ServerError(
         f"nav's daemon for {root} did not start within {timeout_s:.0f} s; see {paths.log}, or use --no-daemon"
     )
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end of a connected Unix socket (None where the
+    platform cannot tell)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def _check_peer(sock: socket.socket, where: Path) -> None:
+    """Refuse a daemon run by another user: it would receive our queries and could forge answers."""
+    uid = peer_uid(sock)
+    if uid is not None and uid != os.getuid():
+        raise nav_errors.UnsafeIndexDirError(
+            f"the socket `{str(where)[:100]}` is served by another user (uid {uid}, you are {os.getuid()}); "
+            "nav sends no query to it: remove it, or set XDG_RUNTIME_DIR to a folder only you can enter"
+        )
 
 
 def _reap(pid: int) -> None:
@@ -146,6 +168,11 @@ class DaemonClient:
         except OSError:  # no socket yet, or a stale one nobody listens on
             sock.close()
             return False
+        try:
+            _check_peer(sock, self.paths.socket)
+        except NavError:
+            sock.close()
+            raise
         sock.settimeout(self.timeout_s)
         self._sock = sock
         self._file = sock.makefile("rwb")
@@ -197,7 +224,7 @@ class DaemonClient:
         A process being killed can still accept connections into its listen backlog for a
         moment; connecting then would only meet the same corpse.
         """
-        fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_private(self.paths.lock)
         try:
             if flock_within(fd, timeout_s):
                 fcntl.flock(fd, fcntl.LOCK_UN)

@@ -10,6 +10,7 @@ Example ``.nav.toml``::
     max_file_bytes = 2000000
     chunk_budget = 1500
     ignore = ["generated/", "*.pb.go"]
+    include_secrets = false      # true: index .env, id_rsa, *.pem, credentials.json… too
 
     [search]
     model = "all-MiniLM-L6-v2"   # or a path to a local sentence-transformers model
@@ -31,6 +32,9 @@ class IndexConfig:
     """Chunk size budget in non-whitespace characters (cAST)."""
     ignore: tuple[str, ...] = ()
     """Extra gitignore-style patterns, on top of .gitignore and .navignore."""
+    include_secrets: bool = False
+    """Index likely-secret files too (``.env``, ``id_rsa``, ``*.pem``, ``credentials.json``…;
+    the list is ``navigator.walk.looks_secret``). Off by default: an index is easy to share."""
 
 
 @dataclass(frozen=True, slots=True)

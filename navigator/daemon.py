@@ -32,7 +32,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import DaemonPaths, daemon_paths
+from navigator.paths import DaemonPaths, daemon_paths, ensure_nav_dir, open_private
 from navigator.wire import encode
 from storage.errors import NavError
 
@@ -43,6 +43,8 @@ DEBOUNCE_S = 0.15
 INITIAL_INDEX_WAIT_S = 240.0
 SCOPED_SYNC_MAX = 2000
 """Above this many changed paths (a branch switch), a full walk is cheaper than path by path."""
+IGNORE_FILES = frozenset({".gitignore", ".navignore"})
+"""A change to one of these re-walks the tree: files it now ignores lose their rows and vectors."""
 WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
@@ -123,8 +125,8 @@ class Daemon:
     # -- lifecycle -------------------------------------------------------------------------
 
     def serve(self, ready_fd: int | None = None) -> int:
-        self.paths.nav_dir.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(self.paths.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        ensure_nav_dir(self.paths.nav_dir)
+        lock_fd = open_private(self.paths.lock)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -135,11 +137,10 @@ class Daemon:
             if self.paths.socket.exists() or self.paths.socket.is_symlink():
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
             self._server = _Server(str(self.paths.socket), _Handler, daemon=self)
-            os.chmod(self.paths.socket, 0o600)
-            self.paths.info.write_text(
-                json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}),
-                encoding="utf-8",
-            )
+            os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
+            info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
+            with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}))
             if self.watch:
                 self._start_watcher()
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
@@ -260,6 +261,10 @@ class Daemon:
                 rel = os.path.relpath(path, daemon.root)
                 top = rel.split(os.sep, 1)[0]
                 if top in (".nav", ".git") or event.event_type in ("opened", "closed_no_write"):
+                    return
+                names = {os.path.basename(path), os.path.basename(str(getattr(event, "dest_path", "")))}
+                if names & IGNORE_FILES:
+                    daemon._schedule_sync(None)  # the ignore rules changed: walk the whole tree again
                     return
                 if event.is_directory:
                     if event.event_type == "modified":
@@ -506,7 +511,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     paths: DaemonPaths = daemon_paths(args.root.resolve())
-    paths.nav_dir.mkdir(parents=True, exist_ok=True)
+    ensure_nav_dir(paths.nav_dir)
+    if args.ready_fd is not None:
+        os.close(open_private(paths.log, os.O_WRONLY | os.O_APPEND))  # 0600 before logging opens it
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from navigator.paths import printable
+
 _FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36, "bright_black": 90}
 
 SHRINK_ABOVE = 150
@@ -25,14 +27,14 @@ def style(text: str, *, fg: str | None = None, bold: bool = False, color: bool =
 
 
 def symbol_line(sym: Any, *, indent: int = 0, color: bool = True) -> str:
-    where = style(f"{sym.path}:{sym.line}:{sym.col}", fg="cyan", color=color)
+    where = style(f"{printable(sym.path)}:{sym.line}:{sym.col}", fg="cyan", color=color)
     kind = style(f"{sym.kind:<9}", fg="yellow", color=color)
     name = style(sym.qualified_name, bold=True, color=color)
     return f"{'  ' * indent}{where}  {kind} {name}  {sym.signature}"
 
 
 def hit_line(hit: Any, *, color: bool = True) -> str:
-    where = style(f"{hit.path}:{hit.line}:{hit.col}", fg="cyan", color=color)
+    where = style(f"{printable(hit.path)}:{hit.line}:{hit.col}", fg="cyan", color=color)
     mark = style("def ", fg="green", color=color) if hit.is_definition else "    "
     via = (
         ""
@@ -52,7 +54,7 @@ def counts_per_file(items: Iterable[Any], what: str, *, color: bool = True) -> I
         color=color,
     )
     for path, n in per_file.most_common():
-        yield f"{n:>6}  {style(path, fg='cyan', color=color)}"
+        yield f"{n:>6}  {style(printable(path), fg='cyan', color=color)}"
 
 
 def incomplete_lines(resp: Any, *, color: bool = True) -> Iterator[str]:

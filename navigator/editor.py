@@ -27,6 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.server import LanguageServer
 
+from navigator.confine import confine, read_text_inside
 from navigator.results import Hit, Symbol, to_data
 from storage.errors import NavError, UsageError
 
@@ -89,22 +90,14 @@ class NavLanguageServer(LanguageServer):
         parsed = urlparse(uri)
         if parsed.scheme != "file":
             raise UsageError(f"only file:// URIs are supported, got `{uri}`")
-        path = Path(unquote(parsed.path)).resolve()
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            raise UsageError(
-                f"`{path}` is outside the workspace {self.root}; nav only answers for its workspace"
-            ) from None
+        return confine(self.root, unquote(parsed.path))  # the one check every front end uses
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
 
     def line_text(self, rel: str, line: int) -> str:
-        try:
-            lines = (self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return ""
+        text = read_text_inside(self.root, rel)  # never outside the workspace
+        lines = text.splitlines() if text is not None else []
         return lines[line - 1] if 1 <= line <= len(lines) else ""
 
     def position_query(self, uri: str, pos: types.Position) -> str:

@@ -4,9 +4,11 @@
 
     NavError                  base; ``str(err)`` is the whole message, ``exit_code`` the CLI's code
     ├── UsageError            bad input: a malformed name, position, option (exit 2)
+    │   └── OutsideRootError  a path that resolves outside the root (``..``, absolute, symlink)
     ├── NotIndexedError       the root has no index yet (exit 3)
     ├── SymbolNotFoundError   no symbol by that name; ``.suggestions`` has close ones (exit 4)
-    ├── FileNotInIndexError   a path outside the root, missing, or not indexed (exit 4)
+    ├── FileNotInIndexError   a path that is missing or not indexed (exit 4)
+    ├── UnsafeIndexDirError   ``.nav`` or the socket folder is a symlink / someone else's (exit 5)
     ├── StorageError          the index database cannot be used (exit 5)
     │   ├── IndexBusyError    another process holds the index's write lock
     │   ├── IndexDamagedError the database is corrupt; `nav index` rebuilds it
@@ -26,10 +28,12 @@ from storage.errors import (
     ModelError,
     NavError,
     NotIndexedError,
+    OutsideRootError,
     ServerError,
     StorageError,
     StorageFullError,
     SymbolNotFoundError,
+    UnsafeIndexDirError,
     UsageError,
 )
 
@@ -42,9 +46,11 @@ __all__ = [
     "ModelError",
     "NavError",
     "NotIndexedError",
+    "OutsideRootError",
     "ServerError",
     "StorageError",
     "StorageFullError",
     "SymbolNotFoundError",
+    "UnsafeIndexDirError",
     "UsageError",
 ]

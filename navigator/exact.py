@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
 from lsp.positions import from_lsp, to_lsp
 from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
+from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, Response
 from semantic.languages import detect_language
 from storage.db import RefRow, SymbolRow
@@ -167,6 +168,8 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
         raise UsageError(f"a symbol name or path:line:col is required, got {query!r}")
     query = query.strip()
     pos = parse_position(query)
+    if pos is not None and (_path_like(pos[0]) or (root / pos[0]).exists()):
+        confine(root, pos[0])  # outside the root: refused before anything is read or revealed
     if pos is not None and (root / pos[0]).is_file():
         return [_position_target(root, *pos, table=table)]
     if pos is not None and Path(pos[0]).is_absolute() and Path(pos[0]).is_file():
@@ -175,7 +178,7 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
         except ValueError:
             raise UsageError(f"`{pos[0]}` is outside the root {root}") from None
         return [_position_target(root, rel, pos[1], pos[2], table=table)]
-    if pos is not None and ("/" in pos[0] or "." in pos[0].rsplit("/", 1)[-1]) and not (root / pos[0]).exists():
+    if pos is not None and _path_like(pos[0]) and not (root / pos[0]).exists():
         raise UsageError(f"no file `{pos[0]}` under {root} (position `{query}`)")
     rows = table.resolve(query)
     if not rows:
@@ -197,11 +200,15 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
     return out
 
 
+def _path_like(text: str) -> bool:
+    return "/" in text or "." in text.rsplit("/", 1)[-1]
+
+
 def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
-    try:
-        text = (root / path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read `{path}`: {exc}") from exc
+    path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
+    text = read_text_inside(root, path)
+    if text is None:
+        raise UsageError(f"cannot read `{path}`; check that it is a readable file under the root")
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
         raise UsageError(f"line {line} is outside `{path}`, which has {len(lines)} lines")
@@ -231,6 +238,14 @@ class _Files:
         self.table = table
         self._lines: dict[str, list[str] | None] = {}
         self._symbols: dict[str, list[SymbolRow]] = {}
+        self._inside: dict[str, bool] = {}
+        self.outside = 0
+        """Locations a server reported outside the root (libraries, symlink targets): left out."""
+
+    def inside(self, path: str) -> bool:
+        if path not in self._inside:
+            self._inside[path] = is_inside(self.root, path)
+        return self._inside[path]
 
     def rel(self, abspath: str) -> str:
         try:
@@ -244,10 +259,8 @@ class _Files:
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
-            try:
-                self._lines[path] = self.absolute(path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self._lines[path] = None
+            text = read_text_inside(self.root, self.absolute(path))  # never outside the root
+            self._lines[path] = text.splitlines() if text is not None else None
         return self._lines[path]
 
     def line(self, path: str, line: int) -> str:
@@ -412,6 +425,8 @@ class ExactNavigator:
                     for hit in found:
                         hits.setdefault((hit.path, hit.line, hit.col), hit)
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
+        if files.outside:
+            notes.append(f"{files.outside} locations outside the root left out (nav serves only files under it)")
         if lsp_answered:
             extra, why = self._possible(files, op, targets, items)
             if why:
@@ -435,6 +450,9 @@ class ExactNavigator:
 
     def _hits(self, files: _Files, locations: Sequence[Location], op: Operation) -> Iterable[Hit]:
         for loc in locations:
+            if not files.inside(loc.path):
+                files.outside += 1  # nav serves only files under the root
+                continue
             path = files.rel(loc.path)
             if not os.path.exists(loc.path):
                 continue  # deleted since: never point at code that is gone

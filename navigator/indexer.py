@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from navigator.paths import flock_within
+from navigator.paths import ensure_nav_dir, flock_within, open_private
 from navigator.results import IndexReport
 from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk, walk_paths
 from semantic.languages import detect_language
@@ -184,8 +184,8 @@ def _parse_all(
 @contextmanager
 def index_lock(nav_dir: Path, *, timeout_s: float = 30.0) -> Iterator[None]:
     """One writer per index: a second ``nav index`` waits for the first (bounded)."""
-    nav_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(nav_dir / "index.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    ensure_nav_dir(nav_dir)
+    fd = open_private(nav_dir / "index.lock")
     try:
         if not flock_within(fd, timeout_s):
             raise IndexBusyError(

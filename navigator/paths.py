@@ -1,10 +1,22 @@
-"""Where a root's daemon keeps its socket, lock, log and info file. Pure; light to import."""
+"""Where a root's index and daemon live (``.nav``: socket, locks, log, info file), made private
+to the user. Light to import.
+
+``.nav`` is created 0700 and its files 0600 (an index holds copies of the code, whatever
+the code's own permissions); a ``.nav`` that is a symlink or someone else's folder is
+refused, never written through. When ``.nav/daemon.sock`` would be too long for a Unix
+socket, the socket goes into a folder only the user can enter (``$XDG_RUNTIME_DIR``, else
+``<tmp>/nav-<uid>``, checked: a real folder, owned by the user, mode 0700).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from storage.errors import UnsafeIndexDirError
 
 NAV_DIR = ".nav"
 # sun_path holds 108 bytes on Linux; leave room for the terminating NUL.
@@ -24,12 +36,10 @@ def daemon_paths(root: Path) -> DaemonPaths:
     nav_dir = root / NAV_DIR
     sock = nav_dir / "daemon.sock"
     if len(os.fsencode(sock)) > _MAX_SOCKET_PATH:
-        import hashlib  # only for very deep roots, like tempfile below
+        import hashlib  # only for very deep roots
 
         digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
-        import tempfile  # only for very deep roots; keeps the CLI's import path short
-
-        sock = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}-{digest}.sock"
+        sock = socket_dir() / f"nav-{digest}.sock"
     return DaemonPaths(
         nav_dir=nav_dir,
         socket=sock,
@@ -37,6 +47,120 @@ def daemon_paths(root: Path) -> DaemonPaths:
         log=nav_dir / "daemon.log",
         info=nav_dir / "daemon.json",
     )
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def printable(text: str) -> str:
+    """``text`` safe for one line of output: bytes that are not UTF-8 (a file name's surrogate
+    escapes) as ``\\xff``, control characters (newline, tab, ESC) as escapes."""
+    if text.isprintable():
+        return text
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def _refuse(path: Path, what: str, why: str, fix: str) -> UnsafeIndexDirError:
+    return UnsafeIndexDirError(f"{what} `{printable(str(path))[:100]}` {why}; nav refuses to use it: {fix}")
+
+
+def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | None = None) -> Path:
+    """Create ``path`` with mode 0700, or check an existing one: a real folder (not a symlink),
+    owned by this user; a group/world-accessible one (an older nav's) is tightened to 0700.
+    :class:`UnsafeIndexDirError` otherwise, naming the path and the fix."""
+    path = Path(path)
+    fix = fix or f"remove it (`rm -r {printable(str(path))[:100]}`) and run nav again"
+    try:
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _refuse(path, what, f"is a symlink (to `{printable(os.readlink(path))[:100]}`)", fix) from None
+        raise _refuse(path, what, f"is not a folder nav can open ({exc.strerror})", fix) from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid():
+            raise _refuse(path, what, f"belongs to another user (uid {st.st_uid}, you are {os.getuid()})", fix)
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            with contextlib.suppress(OSError):  # a read-only file system: nothing is written there either
+                os.fchmod(fd, PRIVATE_DIR_MODE)
+    finally:
+        os.close(fd)
+    return path
+
+
+def ensure_nav_dir(nav_dir: Path) -> Path:
+    """The one way ``.nav`` is made: private to the user (0700), never a symlink or someone
+    else's folder; its files are tightened to 0600 (an index copies the code it indexes)."""
+    ensure_private_dir(nav_dir, what="the index folder")
+    try:
+        entries = list(os.scandir(nav_dir))
+    except OSError:
+        return nav_dir
+    for entry in entries:
+        try:
+            if entry.is_file(follow_symlinks=False) and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
+                os.chmod(entry.path, PRIVATE_FILE_MODE, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            continue
+    return nav_dir
+
+
+def private_file(path: Path) -> Path:
+    """Create ``path`` empty with mode 0600 if it does not exist (SQLite then gives its WAL and
+    shared-memory files the same mode); an existing one is tightened to 0600."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+    except OSError:
+        return path  # a symlink or unreadable: the caller's open reports it
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
+            os.fchmod(fd, PRIVATE_FILE_MODE)
+    finally:
+        os.close(fd)
+    return path
+
+
+def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+    """``os.open(path, flags | O_CREAT)`` with mode 0600 and no symlink followed (locks, logs)."""
+    return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+
+
+def socket_dir() -> Path:
+    """A folder only this user can enter, for sockets whose ``.nav`` path is too long:
+    ``$XDG_RUNTIME_DIR`` when it is this user's and 0700, else ``<tmp>/nav-<uid>``, created
+    0700 and checked (a real folder, owned by the user, 0700), never a predictable path
+    that another user could have created first."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        try:
+            st = os.lstat(runtime)
+        except OSError:
+            st = None
+        if (
+            st is not None
+            and stat.S_ISDIR(st.st_mode)
+            and st.st_uid == os.getuid()
+            and stat.S_IMODE(st.st_mode) & 0o077 == 0
+        ):
+            return Path(runtime)
+    import tempfile  # only for very deep roots; keeps the CLI's import path short
+
+    path = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+    fix = "remove it if it is yours, or set XDG_RUNTIME_DIR (or TMPDIR) to a folder only you can enter"
+    ensure_private_dir(path, what="the socket folder", fix=fix)
+    st = os.lstat(path)
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        raise _refuse(path, "the socket folder", f"is open to others (mode {stat.S_IMODE(st.st_mode):o})", fix)
+    return path
 
 
 def find_root(start: Path) -> Path:

@@ -9,25 +9,26 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from navigator.paths import printable
 from navigator.results import Hit, OutlineEntry, Response, SearchHit, Symbol
 
 
 def symbol_line(s: Symbol, indent: int = 0) -> str:
-    return f"{'  ' * indent}{s.path}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
+    return f"{'  ' * indent}{printable(s.path)}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
 
 
 def hit_line(h: Hit) -> str:
     tag = " [def]" if h.is_definition else ""
     where = f"  in {h.symbol}" if h.symbol else ""
     src = f"  [{', '.join(h.provenance)}]" if h.provenance else ""
-    return f"{h.path}:{h.line}:{h.col}{tag}{where}{src}\n    {h.code}"
+    return f"{printable(h.path)}:{h.line}:{h.col}{tag}{where}{src}\n    {h.code}"
 
 
 def search_line(h: SearchHit) -> str:
     legs = ", ".join(f"{k}#{v}" for k, v in sorted(h.ranks.items(), key=lambda kv: kv[1]))
     name = f"  {h.symbol}" if h.symbol else ""
     first = h.snippet.strip().splitlines()[0] if h.snippet.strip() else ""
-    return f"{h.path}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
+    return f"{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
 
 
 def item_line(item: Any) -> str:
@@ -48,7 +49,7 @@ def render_response(resp: Response[Any], *, limit: int = 50) -> str:
     items = list(resp.items)
     lines: list[str] = []
     if len(items) > 3 * limit and all(hasattr(i, "path") for i in items):
-        per_file = Counter(str(i.path) for i in items)
+        per_file = Counter(printable(str(i.path)) for i in items)
         lines.append(f"{len(items)} results in {len(per_file)} files (showing counts per file):")
         lines.extend(f"{n:>5}  {p}" for p, n in per_file.most_common(limit))
         if len(per_file) > limit:

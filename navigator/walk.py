@@ -2,8 +2,17 @@
 
 Honours ``.gitignore`` files at every level (and ``.navignore``, same syntax), skips
 ``.git``, virtualenvs, ``node_modules`` and other vendored or generated trees,
-binary files and files above a size limit. Symlinks to directories are not
-followed (no loops); unreadable entries are reported, never fatal.
+binary files and files above a size limit. Unreadable entries are reported, never fatal.
+
+Trust boundaries (README, "What gets indexed"):
+
+- Symlinks are never followed: not to directories (no loops), not to files. A link whose
+  target is under the root changes nothing (the target is indexed under its own path); a
+  link that leaves the root is reported and left out, so nothing outside the root is read.
+- Likely-secret files (:data:`SECRET_NAMES`, :data:`SECRET_SUFFIXES`, ``.env.*``) are left
+  out and reported, unless ``[index] include_secrets = true``.
+- A file or folder whose name is not valid UTF-8 is left out and reported (escaped),
+  since paths are stored and printed as text; rename it to index it.
 """
 
 from __future__ import annotations
@@ -64,6 +73,55 @@ BINARY_SUFFIXES: tuple[str, ...] = (".min.js", ".min.css")
 
 DEFAULT_MAX_FILE_BYTES = 1_000_000
 
+# Likely-secret files: private keys, credential stores, environment files. Matched on the
+# lower-cased file name; a template (`.env.example`, `secrets.json.sample`) is not a secret.
+SECRET_NAMES: frozenset[str] = frozenset(
+    {
+        ".env", ".envrc", ".netrc", "_netrc", ".pgpass", ".pypirc", ".npmrc", ".git-credentials",
+        ".htpasswd", ".secrets", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk",
+        "id_ed25519_sk", "credentials", "credentials.json", "credentials.yml", "credentials.yaml",
+        "secrets.json", "secrets.yml", "secrets.yaml", "secrets.toml", "secrets.env",
+        "client_secret.json", "service-account.json", "terraform.tfstate",
+    }
+)  # fmt: skip
+SECRET_SUFFIXES: tuple[str, ...] = (
+    ".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".ppk", ".kdbx", ".gpg", ".tfstate",
+    ".tfstate.backup",
+)  # fmt: skip
+_TEMPLATE_SUFFIXES: tuple[str, ...] = (".example", ".sample", ".template", ".dist", ".tmpl")
+SECRET_REASON = "likely secret (private key, credentials or .env); `[index] include_secrets = true` indexes it"
+
+
+def looks_secret(name: str) -> bool:
+    """True for a file name that usually holds a private key or credentials."""
+    low = name.lower()
+    if low.endswith(_TEMPLATE_SUFFIXES):
+        return False
+    return (
+        low in SECRET_NAMES
+        or low.endswith(SECRET_SUFFIXES)
+        or low.startswith(".env.")
+        or (low.startswith("client_secret") and low.endswith(".json"))
+    )
+
+
+def printable_path(path: str) -> str:
+    """``path`` for a report: bytes that are not UTF-8 as ``\\xff``, control characters escaped."""
+    from navigator.paths import printable
+
+    return printable(path)
+
+
+def _valid_name(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # os.scandir's surrogate escapes of bytes that are not UTF-8
+        return False
+    return True
+
+
+NOT_UTF8_REASON = "file name is not valid UTF-8; rename it to index it"
+
 
 @dataclass(frozen=True, slots=True)
 class WalkedFile:
@@ -86,6 +144,8 @@ class WalkOptions:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     skip_dirs: frozenset[str] = DEFAULT_SKIP_DIRS
     extra_ignores: tuple[str, ...] = ()
+    include_secrets: bool = False
+    """Index likely-secret files (:func:`looks_secret`) too."""
 
 
 def _load_spec(directory: str, names: set[str]) -> pathspec.GitIgnoreSpec | None:
@@ -119,6 +179,12 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
         if result.include is not None:
             verdict = bool(result.include)
     return verdict
+
+
+def _inside(root: str, path: str) -> bool:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -183,7 +249,7 @@ def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = N
             continue
         abspath = os.path.join(root_s, rel)
         try:
-            st = os.stat(abspath)
+            st = os.lstat(abspath)  # a symlink is never indexed (see the module's docstring)
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode) and (wf := _take_file(rel, abspath, st, opts, result)) is not None:
@@ -194,9 +260,16 @@ def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = N
 def _take_file(
     rel: str, abspath: str, st: os.stat_result, opts: WalkOptions, result: WalkResult
 ) -> WalkedFile | None:
-    """The verdict on one regular, not-ignored file: binary by name, too large (reported), or taken."""
+    """The verdict on one regular, not-ignored file: binary by name, a bad name or likely secret
+    or too large (reported), or taken."""
     name = rel.rsplit("/", 1)[-1].lower()
     if os.path.splitext(name)[1] in BINARY_EXTENSIONS or name.endswith(BINARY_SUFFIXES):
+        return None
+    if not _valid_name(rel):
+        result.skipped.append((printable_path(rel), NOT_UTF8_REASON))
+        return None
+    if not opts.include_secrets and looks_secret(name):
+        result.skipped.append((rel, SECRET_REASON))
         return None
     if st.st_size > opts.max_file_bytes:
         result.skipped.append(
@@ -238,6 +311,9 @@ def _walk_dir(
                 continue  # vendored/generated tree, or a directory symlink (could loop)
             if _ignored(specs, rel, True):
                 continue
+            if not _valid_name(rel):
+                result.skipped.append((printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it"))
+                continue
             if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                 continue  # a virtualenv under any name
             yield from _walk_dir(root, rel, specs, opts, result)
@@ -246,5 +322,9 @@ def _walk_dir(
             continue
         if _ignored(specs, rel, False):
             continue
+        if is_link:
+            if not _inside(root, entry.path):
+                result.skipped.append((printable_path(rel), "symlink to a file outside the root: not followed"))
+            continue  # a link inside the root: its target is indexed under its own path
         if (wf := _take_file(rel, entry.path, st, opts, result)) is not None:
             yield wf

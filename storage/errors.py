@@ -30,6 +30,17 @@ class UsageError(NavError):
     rpc_code = -32602
 
 
+class OutsideRootError(UsageError):
+    """A path that resolves (after ``..`` and symlinks) outside the root: nav never reads it."""
+
+
+class UnsafeIndexDirError(NavError):
+    """The ``.nav`` folder (or the daemon's socket folder) is a symlink, not owned by the user,
+    or open to others: nav refuses to write through it."""
+
+    exit_code = 5
+
+
 class NotIndexedError(NavError):
     """The root has no index yet (run ``nav index``)."""
 

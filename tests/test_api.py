@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from navigator import Navigator
-from navigator.errors import FileNotInIndexError, SymbolNotFoundError, UsageError
+from navigator.errors import FileNotInIndexError, OutsideRootError, SymbolNotFoundError, UsageError
 
 FILES = {
     "src/shop/__init__.py": "",
@@ -106,7 +106,7 @@ def test_outline_nests_and_rejects_bad_paths(nav: Navigator, tmp_path: Path) -> 
         nav.outline("nope.py")
     outside = tmp_path / "elsewhere.py"
     outside.write_text("x = 1\n")
-    with pytest.raises(FileNotInIndexError, match="outside the indexed root"):
+    with pytest.raises(OutsideRootError, match="elsewhere.py` is outside the root"):
         nav.outline(outside)
 
 

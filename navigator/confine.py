@@ -1,0 +1,96 @@
+"""Confinement: nav reads and serves only files under its root.
+
+One check for every front end (CLI, Python API, daemon, ``nav lsp``, ``nav mcp``): a path
+given by a user (``PATH:LINE:COL``, an outline's file, an editor's URI) is resolved —
+``..`` and symlinks included — and refused with :class:`OutsideRootError` when the real
+file is not under the root's real path. Files nav opens later (a line of code for a hit)
+go through :func:`read_inside`, which checks the file it actually opened, so a symlink
+created after indexing cannot make nav read outside the root either.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from storage.errors import OutsideRootError
+
+__all__ = ["confine", "is_inside", "read_inside", "read_text_inside", "shown"]
+
+SHOWN_CHARS = 100
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``value`` as text for a message: control characters escaped, at most ``limit`` characters."""
+    text = value if isinstance(value, str) else os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _real_root(root: Path | str) -> str:
+    return os.path.realpath(root)
+
+
+def _within(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def is_inside(root: Path | str, path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` (absolute, or relative to ``root``) resolves to a place under ``root``."""
+    real_root = _real_root(root)
+    return _within(os.path.realpath(os.path.join(real_root, os.fspath(path))), real_root)
+
+
+def confine(root: Path | str, path: str | os.PathLike[str], *, given_as: object = None) -> str:
+    """The root-relative POSIX path of the real file ``path`` names (absolute, or relative to
+    ``root``), after resolving ``..`` and symlinks; :class:`OutsideRootError` when that is not
+    under the root. The file need not exist (a missing path inside the root is the caller's
+    "no such file"), so nothing about files outside the root is revealed by the answer.
+    ``given_as``: how the caller wrote the path, for the message (default: ``path``)."""
+    real_root = _real_root(root)
+    given = os.fspath(path)
+    real = os.path.realpath(os.path.join(real_root, given))
+    if not _within(real, real_root):
+        lexical = os.path.normpath(os.path.join(real_root, given))
+        how = " through a symlink" if _within(lexical, real_root) else ""
+        raise OutsideRootError(
+            f"`{shown(given if given_as is None else given_as)}` is outside the root {shown(real_root)}{how}; nav only reads files "
+            "inside the root: pass a path under it (relative to the root, or absolute)"
+        )
+    return Path(os.path.relpath(real, real_root)).as_posix()
+
+
+def read_inside(root: Path | str, path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of ``path`` (absolute, or relative to ``root``), or None when it cannot be read
+    or is not under the root. The check is made on the file actually opened (its
+    ``/proc/self/fd`` link), so swapping in a symlink between a check and the read does not
+    get past it."""
+    real_root = _real_root(root)
+    full = os.path.join(real_root, os.fspath(path))
+    if not _within(os.path.realpath(full), real_root):
+        return None
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        try:
+            opened = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            opened = os.path.realpath(full)  # no /proc: the check above stands
+        if not _within(opened, real_root) or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # outside the root, or a FIFO / device: never read
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_text_inside(root: Path | str, path: str | os.PathLike[str]) -> str | None:
+    """:func:`read_inside`, decoded as UTF-8 (invalid bytes replaced)."""
+    data = read_inside(root, path)
+    return None if data is None else data.decode("utf-8", errors="replace")
