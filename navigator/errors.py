@@ -12,6 +12,9 @@
     ├── ServerError           a language server failed (exit 6)
     ├── DeadlineError         a bounded operation ran out of time (exit 7)
     └── ModelError            the embedding model cannot be loaded offline (exit 8)
+
+``shorten(value)`` is how every message quotes a bad value: at most ~100 characters, on one line,
+control characters escaped. Input checks shared by every front end are in :mod:`navigator.checks`.
 """
 
 from storage.errors import (
@@ -25,6 +28,7 @@ from storage.errors import (
     StorageError,
     SymbolNotFoundError,
     UsageError,
+    shorten,
 )
 
 __all__ = [
@@ -38,4 +42,5 @@ __all__ = [
     "StorageError",
     "SymbolNotFoundError",
     "UsageError",
+    "shorten",
 ]
