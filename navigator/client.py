@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import itertools
+import math
 import os
 import select
 import socket
@@ -212,6 +213,9 @@ class DaemonClient:
         assert self._file is not None
         req_id = next(self._ids)
         msg = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
+        for key, value in params.items():
+            if isinstance(value, float) and not math.isfinite(value):  # JSON cannot carry it
+                raise nav_errors.UsageError(f"`{key}` must be a finite number, got {value}")
         try:
             data = dumps(msg)
         except (TypeError, ValueError) as exc:  # e.g. NaN, or an object JSON cannot carry
