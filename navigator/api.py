@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from navigator import checks
 from navigator.config import Config, load_config
 from navigator.confine import confine
 from navigator.indexer import ProgressFn, index_root, stale_count
@@ -62,6 +63,7 @@ from storage.errors import (
     StorageFullError,
     SymbolNotFoundError,
     UsageError,
+    shorten,
 )
 
 NAV_DIR = ".nav"
@@ -102,11 +104,7 @@ def module_path(path: str) -> str:
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise UsageError(
-            f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`"
-        )
-    return name.strip()
+    return checks.name(name)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,9 +146,9 @@ class Navigator:
     ) -> None:
         root_path = Path(root).expanduser()
         if not root_path.exists():
-            raise UsageError(f"root `{root}` does not exist; pass the path of a repository")
+            raise UsageError(f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository")
         if not root_path.is_dir():
-            raise UsageError(f"root `{root}` is not a directory; pass the repository's top folder")
+            raise UsageError(f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder")
         self.root = root_path.resolve()
         self.nav_dir = Path(index_dir).resolve() if index_dir else self.root / NAV_DIR
         self.index_path = self.nav_dir / "index.db"
@@ -272,6 +270,7 @@ class Navigator:
         ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
         those are checked, without walking the tree.
         """
+        workers = checks.optional_count(workers, what="workers", high=64)
         options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}
         try:
             report = self._update(lock_wait_s=30.0, **options)
@@ -469,10 +468,9 @@ class Navigator:
         self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
     ) -> Response[Symbol]:
         """Symbols whose name matches ``pattern``: exact, prefix, substring, words, then fuzzy; ranked."""
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise UsageError(f"a pattern is required, got {pattern!r}; e.g. `nav symbols order`")
-        if limit < 1:
-            raise UsageError(f"limit must be at least 1, got {limit}")
+        pattern = checks.pattern(pattern)
+        limit = checks.count(limit, what="limit")
+        kinds = tuple(checks.strings(kinds, what="kinds", each="a kind such as `function`") or ()) or None
         started = time.perf_counter()
         store = self._fresh()
         pat = pattern.strip()
@@ -572,23 +570,26 @@ class Navigator:
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
-        p = Path(path)
-        if p.is_absolute():
-            return confine(self.root, p)  # `..` and symlinks resolved: the one check
-        refused: list[tuple[Path, OutsideRootError]] = []
-        for cand in (Path.cwd() / p, self.root / p):
-            try:
-                rel = confine(self.root, cand, given_as=path)
-            except OutsideRootError as exc:
-                refused.append((cand, exc))
-                continue
-            if (self.root / rel).exists():
-                return rel
-        for cand, refusal in refused:
-            if cand == self.root / p or cand.exists():  # escapes from the root, or names a real file
-                raise refusal
+        p = Path(checks.path(path))
+        try:
+            if p.is_absolute():
+                return confine(self.root, p)  # `..` and symlinks resolved: the one check
+            refused: list[tuple[Path, OutsideRootError]] = []
+            for cand in (Path.cwd() / p, self.root / p):
+                try:
+                    rel = confine(self.root, cand, given_as=path)
+                except OutsideRootError as exc:
+                    refused.append((cand, exc))
+                    continue
+                if (self.root / rel).exists():
+                    return rel
+            for cand, refusal in refused:
+                if cand == self.root / p or cand.exists():  # escapes from the root, or names a real file
+                    raise refusal
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise FileNotInIndexError(f"no file `{shorten(path)}` under {self.root}: {exc.strerror}") from None
         raise FileNotInIndexError(
-            f"no file `{path}` under {self.root}; check the path (relative to the root or cwd)"
+            f"no file `{shorten(path)}` under {self.root}; check the path (relative to the root or cwd)"
         )
 
     # -- search ----------------------------------------------------------------------------
@@ -629,12 +630,12 @@ class Navigator:
         the definitions to read or edit, ranked on their own (two functions of one file can
         both lead). Every leg takes at least ``k`` candidates.
         """
-        if not isinstance(text, str) or not text.strip():
-            raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise UsageError(f"k must be a positive integer, got {k!r}")
+        text = checks.text(text)
+        k = checks.count(k, what="k")
+        paths = checks.strings(paths, what="paths", each="a folder or glob")
+        languages = checks.strings(languages, what="languages", each="a language such as `python`")
         if view not in ("files", "code"):
-            raise UsageError(f"view must be `files` or `code`, got {str(view)[:100]!r}")
+            raise UsageError(f"view must be `files` or `code`, got {shorten(str(view))!r}")
         self._fresh()
         resp = self._searcher().search(
             text,
@@ -661,6 +662,10 @@ class Navigator:
         """
         from navigator.find import run_query
 
+        text = checks.text(text, what="a query")
+        checks.position(text.strip())
+        limit = checks.count(limit, what="limit")
+        deadline_s = checks.seconds(deadline_s)
         with self._refreshed_once():
             return run_query(self, text, limit=limit, deadline_s=deadline_s)
 
@@ -680,8 +685,7 @@ class Navigator:
     @_heals_damage
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 16:
-            raise UsageError(f"tokens must be an integer of at least 16, got {tokens!r}")
+        tokens = checks.count(tokens, what="tokens", low=16, high=1_000_000)
         return _repo_map(self, tokens)
 
     # -- exact navigation (language servers; navigator/exact.py) ----------------------------
@@ -700,28 +704,34 @@ class Navigator:
 
     def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
         """Where ``target`` (a name or ``path:line:col``) is defined, as its language server says."""
+        target, deadline_s, _ = _exact_args(target, deadline_s, None)
         return self.exact.definition(target, deadline_s=deadline_s)
 
     def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Every reference to ``target`` (name or ``path:line:col``), definitions marked."""
+        target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.references(target, deadline_s=deadline_s, limit=limit)
 
     def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Call sites of ``target`` (LSP incoming calls)."""
+        target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callers(target, deadline_s=deadline_s, limit=limit)
 
     def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
+        target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
 
     def implementations(
         self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
     ) -> Response[Hit]:
         """Implementations of an interface, abstract method or base class."""
+        target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
 
     def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
         """The language server's hover text (signature, type, docs) for ``target``."""
+        target, deadline_s, _ = _exact_args(target, deadline_s, None)
         return self.exact.hover(target, deadline_s=deadline_s)
 
     def files_changed(self, paths: Sequence[str] | None = None) -> None:
@@ -763,6 +773,12 @@ class Navigator:
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             notes=self._notes(),
         )
+
+
+def _exact_args(target: object, deadline_s: object, limit: object) -> tuple[str, float, int | None]:
+    """The exact verbs' common input, checked: a name or 1-based ``path:line:col``, a finite
+    deadline, an optional limit."""
+    return checks.target(target), checks.seconds(deadline_s), checks.optional_count(limit, what="limit")
 
 
 def _repo_map(nav: Navigator, tokens: int) -> RepoMap:

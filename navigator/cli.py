@@ -24,9 +24,43 @@ import click
 from navigator import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
-from storage.errors import NavError
+from storage.errors import NavError, shorten
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+MESSAGE_CHARS = 240
+"""A usage message from click quotes the bad value whole; past this it keeps head and tail."""
+
+
+def _short_message(message: str) -> str:
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return f"{message[:160]}…{message[-60:]}"
+
+
+class _Group(click.Group):
+    """click's group, with usage errors that quote at most a shortened bad value.
+
+    click puts an option's whole value in its message (`'aaa…' is not a valid integer`): a
+    100,000-character value would fill the terminal. The message is shortened here, once,
+    for every command and option.
+    """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        standalone = kwargs.pop("standalone_mode", True)
+        run: Any = super().main
+        if not standalone:
+            return run(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = run(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            exc.message = _short_message(exc.message)  # type: ignore[misc]
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 class Ctx:
@@ -83,6 +117,18 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             click.echo("nav: interrupted", err=True)
             sys.exit(130)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, BrokenPipeError):
+            raise
+        except Exception as exc:  # a bug: one clear line and exit 1; the traceback on request
+            if os.environ.get("NAV_DEBUG") == "1":
+                raise
+            click.secho(
+                f"nav: internal error: {type(exc).__name__}: {shorten(str(exc), 300)} "
+                "(run again with NAV_DEBUG=1 for the traceback, and please report it)",
+                fg="red",
+                err=True,
+            )
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 
@@ -131,7 +177,7 @@ class Progress:
             self.bar = None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "-C",
     "--root",

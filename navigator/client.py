@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import itertools
-import json
+import math
 import os
 import select
 import socket
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from navigator.paths import daemon_paths, ensure_nav_dir, flock_within, open_private
-from navigator.wire import decode
+from navigator.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from storage import errors as nav_errors
-from storage.errors import NavError, ServerError
+from storage.errors import NavError, ServerError, shorten
 
 START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 300.0
@@ -107,14 +107,21 @@ def _package_parent() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
 
-def _raise_remote(error: dict[str, Any]) -> None:
-    data = error.get("data") or {}
-    message = str(error.get("message", "daemon error"))
+def _raise_remote(error: Any) -> None:
+    if not isinstance(error, dict):
+        raise ServerError(f"daemon: a malformed error reply: {shorten(error)}")
+    raw_data = error.get("data")
+    data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+    message = shorten(str(error.get("message", "daemon error")), 2000)
     name = data.get("type")
     cls = getattr(nav_errors, name, None) if isinstance(name, str) else None
     if cls is nav_errors.SymbolNotFoundError:
+        suggestions = data.get("suggestions")
+        note = data.get("note")
         raise nav_errors.SymbolNotFoundError(
-            str(data.get("name") or ""), list(data.get("suggestions") or []), note=data.get("note") or None
+            str(data.get("name") or ""),
+            [str(s) for s in suggestions[:20]] if isinstance(suggestions, list) else [],
+            note=shorten(note, 500) if isinstance(note, str) and note else None,
         )
     if isinstance(cls, type) and issubclass(cls, NavError):
         raise cls(message)
@@ -235,10 +242,22 @@ class DaemonClient:
         assert self._file is not None
         req_id = next(self._ids)
         msg = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
-        self._file.write(json.dumps(msg).encode("utf-8") + b"\n")
+        for key, value in params.items():
+            if isinstance(value, float) and not math.isfinite(value):  # JSON cannot carry it
+                raise nav_errors.UsageError(f"`{key}` must be a finite number, got {value}")
+        try:
+            data = dumps(msg)
+        except (TypeError, ValueError) as exc:  # e.g. NaN, or an object JSON cannot carry
+            raise nav_errors.UsageError(f"cannot send `{method}`: {shorten(str(exc))}") from None
+        if len(data) > MAX_MESSAGE_BYTES:
+            raise nav_errors.UsageError(
+                f"the request for `{method}` is too large ({len(data):,} bytes; the daemon takes at most "
+                f"{MAX_MESSAGE_BYTES:,}); shorten the text, or use --no-daemon"
+            )
+        self._file.write(data)
         self._file.flush()
         try:
-            line = self._file.readline()
+            line = self._file.readline(MAX_REPLY_BYTES + 1)
         except TimeoutError:
             self.close()
             raise nav_errors.DeadlineError(
@@ -246,10 +265,32 @@ class DaemonClient:
             ) from None
         if not line:
             raise EOFError
-        reply = json.loads(line)
+        return self._reply(method, line)
+
+    def _reply(self, method: str, line: bytes) -> Any:
+        """Read one reply line, trusting nothing: a daemon (or whatever answers on the socket)
+        that sends too much, bad JSON or the wrong shape gets a clear error, not a traceback."""
+        if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
+            self.close()  # the rest of that line is still in the socket: this connection is done
+            raise ServerError(f"nav's daemon sent a reply to `{method}` larger than {MAX_REPLY_BYTES:,} bytes")
+        try:
+            reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
+        except WireError as exc:
+            raise ServerError(f"nav's daemon sent an unreadable reply to `{method}`: {exc.message}") from None
+        if not isinstance(reply, dict) or ("error" not in reply and "result" not in reply):
+            raise ServerError(f"nav's daemon sent an unexpected reply to `{method}`: {shorten(reply)}")
         if "error" in reply:
             _raise_remote(reply["error"])
-        return decode(reply["result"])
+        result = reply["result"]
+        if not isinstance(result, dict):
+            raise ServerError(f"nav's daemon sent an unexpected result for `{method}`: {shorten(result)}")
+        try:
+            return decode(result)
+        except (TypeError, ValueError, KeyError, AttributeError, ImportError) as exc:
+            raise ServerError(
+                f"nav's daemon sent a result for `{method}` this nav cannot read ({type(exc).__name__}: "
+                f"{shorten(str(exc))}); restart it with `nav daemon stop`"
+            ) from None
 
     # -- the Navigator's verbs -------------------------------------------------------------
 

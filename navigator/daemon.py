@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import inspect
 import json
 import logging
 import os
 import signal
+import socket
 import socketserver
 import sys
 import threading
@@ -33,8 +33,19 @@ from pathlib import Path
 from typing import Any
 
 from navigator.paths import DaemonPaths, daemon_paths, ensure_nav_dir, open_private
-from navigator.wire import encode
-from storage.errors import NavError
+from navigator.wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    METHOD_NOT_FOUND,
+    WireError,
+    check_params,
+    dumps,
+    encode,
+    loads,
+)
+from storage.errors import NavError, shorten
 
 log = logging.getLogger("nav.daemon")
 
@@ -69,11 +80,10 @@ METHODS: frozenset[str] = frozenset(
     }
 )
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+MAX_DRAIN_BYTES = 256 * 1024 * 1024
+"""How much of an oversized request line is skipped, unread, before the connection is dropped."""
+LISTEN_BACKLOG = socket.SOMAXCONN
+"""Connections the kernel queues before the daemon accepts them (was 5: a burst of clients got EAGAIN)."""
 
 
 class Daemon:
@@ -338,17 +348,23 @@ class Daemon:
     # -- requests --------------------------------------------------------------------------
 
     def handle(self, raw: bytes) -> dict[str, Any] | None:
+        """One request line to its reply (None for a notification). Never raises: whatever the
+        line holds, the caller gets a JSON-RPC reply or, for a notification, nothing."""
         try:
-            msg = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _error(None, PARSE_ERROR, f"invalid JSON: {exc}")
+            msg = loads(raw)
+        except WireError as exc:
+            return _error(None, exc.code, exc.message)
+        req_id = msg.get("id") if isinstance(msg, dict) else None
+        if not isinstance(req_id, str | int) or isinstance(req_id, bool):
+            req_id = None  # JSON-RPC ids are strings or numbers; anything else is not echoed back
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
             return _error(
-                msg.get("id") if isinstance(msg, dict) else None,
+                req_id,
                 INVALID_REQUEST,
                 'expected a JSON-RPC 2.0 request object: {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}',
             )
-        req_id = msg.get("id")
+        if "id" not in msg and msg["method"] not in METHODS and not msg["method"].startswith("daemon."):
+            return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
         params = msg.get("params", {})
         with self._state:
@@ -357,7 +373,7 @@ class Daemon:
             self.last_activity = time.monotonic()
         try:
             result = self._dispatch(method, params)
-        except _RpcError as exc:
+        except WireError as exc:
             return _error(req_id, exc.code, exc.message)
         except NavError as exc:
             data: dict[str, Any] = {"type": type(exc).__name__, "exit_code": exc.exit_code}
@@ -367,13 +383,18 @@ class Daemon:
                 data["note"] = getattr(exc, "note", None)
             return _error(req_id, exc.rpc_code, str(exc), data)
         except Exception as exc:  # a bug must cost one request, not the daemon
-            log.error("internal error in %s: %s", method, traceback.format_exc())
-            return _error(req_id, INTERNAL_ERROR, f"internal error in {method}: {type(exc).__name__}: {exc}")
+            log.error("internal error in %s: %s", shorten(method), traceback.format_exc())
+            return _error(
+                req_id,
+                INTERNAL_ERROR,
+                f"internal error in {shorten(method)}: {type(exc).__name__}: {shorten(str(exc), 300)}; "
+                f"details in {self.paths.log}",
+            )
         finally:
             with self._state:
                 self.active -= 1
                 self.last_activity = time.monotonic()
-        if req_id is None:
+        if "id" not in msg:
             return None  # a notification gets no response
         return {"jsonrpc": "2.0", "id": req_id, "result": result}
 
@@ -386,11 +407,13 @@ class Daemon:
             self.stop()
             return {"value": "stopping"}
         if method not in METHODS or not callable(getattr(self.nav, method, None)):
-            raise _RpcError(METHOD_NOT_FOUND, f"unknown method `{method}`")
+            raise WireError(
+                METHOD_NOT_FOUND, f"unknown method `{shorten(method)}`; one of: {', '.join(sorted(METHODS))}"
+            )
         fn = getattr(self.nav, method)
         if method not in ("index", "status") and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S):
             # answering from a half-built index would call real symbols unknown
-            raise _RpcError(
+            raise WireError(
                 INTERNAL_ERROR, f"the first index of {self.root} is still being built; ask again in a moment"
             )
         if method != "index" and self.watching and not self.wait_fresh():
@@ -403,15 +426,11 @@ class Daemon:
             kwargs = dict(params)
             extra = kwargs.pop("__args__", [])
             if not isinstance(extra, list):
-                raise _RpcError(INVALID_PARAMS, "`__args__` must be a list")
+                raise WireError(INVALID_PARAMS, f"`__args__` must be an array, got {shorten(extra)}")
             args = extra
         else:
-            raise _RpcError(INVALID_PARAMS, "params must be an array or an object")
-        try:
-            inspect.signature(fn).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise _RpcError(INVALID_PARAMS, f"bad parameters for `{method}`: {exc}") from None
-        return encode(fn(*args, **kwargs))
+            raise WireError(INVALID_PARAMS, f"params must be an array or an object, got {shorten(params)}")
+        return encode(fn(**check_params(fn, args, kwargs)))
 
     def info(self) -> dict[str, Any]:
         import resource
@@ -430,13 +449,6 @@ class Daemon:
             "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         }
-
-
-class _RpcError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _error(req_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -459,6 +471,7 @@ def _signal_ready(fd: int | None, word: str) -> None:
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(
         self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon
@@ -471,24 +484,59 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        """Read request lines and answer each. A line longer than :data:`MAX_MESSAGE_BYTES` is
+        skipped to its end unread (a bounded drain: memory stays flat, no parsing) and answered
+        with "request too large"; a client that streams on without a line end past
+        :data:`MAX_DRAIN_BYTES` is answered and disconnected."""
         daemon = self.server.nav_daemon
         while True:
             try:
-                line = self.rfile.readline(64 * 1024 * 1024)
+                line = self.rfile.readline(MAX_MESSAGE_BYTES + 1)
             except OSError:
                 return
             if not line:
                 return
+            if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+                ended = self._drain_line()
+                message = f"request too large: more than {MAX_MESSAGE_BYTES:,} bytes (at most {MAX_MESSAGE_BYTES:,})"
+                if not ended:
+                    message += "; closing the connection"
+                if not self._send(_error(None, INVALID_REQUEST, message)) or not ended:
+                    return
+                continue
             if not line.strip():
                 continue
             reply = daemon.handle(line)
-            if reply is None:
-                continue
-            try:
-                self.wfile.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
-                self.wfile.flush()
-            except OSError:
+            if reply is not None and not self._send(reply):
                 return
+
+    def _drain_line(self) -> bool:
+        """Discard the rest of an oversized line; True when its end was reached within the bound."""
+        drained = 0
+        while drained < MAX_DRAIN_BYTES:
+            try:
+                chunk = self.rfile.readline(64 * 1024)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            drained += len(chunk)
+            if chunk.endswith(b"\n"):
+                return True
+        return False
+
+    def _send(self, reply: dict[str, Any]) -> bool:
+        try:
+            data = dumps(reply)
+        except (TypeError, ValueError) as exc:  # a result JSON cannot carry: say so, keep serving
+            log.error("cannot encode the reply to request %r: %s", reply.get("id"), exc)
+            data = dumps(_error(reply.get("id"), INTERNAL_ERROR, f"cannot encode the reply: {shorten(str(exc))}"))
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            return False
+        return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,9 @@
     ├── ServerError           a language server failed (exit 6)
     ├── DeadlineError         a bounded operation ran out of time (exit 7)
     └── ModelError            the embedding model cannot be loaded offline (exit 8)
+
+``shorten(value)`` is how every message quotes a bad value: at most ~100 characters, on one line,
+control characters escaped. Input checks shared by every front end are in :mod:`navigator.checks`.
 """
 
 from storage.errors import (
@@ -35,6 +38,7 @@ from storage.errors import (
     SymbolNotFoundError,
     UnsafeIndexDirError,
     UsageError,
+    shorten,
 )
 
 __all__ = [
@@ -53,4 +57,5 @@ __all__ = [
     "SymbolNotFoundError",
     "UnsafeIndexDirError",
     "UsageError",
+    "shorten",
 ]

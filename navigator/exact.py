@@ -34,7 +34,7 @@ from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, Response
 from semantic.languages import detect_language
 from storage.db import RefRow, SymbolRow
-from storage.errors import SymbolNotFoundError, UsageError
+from storage.errors import SymbolNotFoundError, UsageError, shorten
 
 if TYPE_CHECKING:
     from navigator.api import Navigator
@@ -165,7 +165,7 @@ def _line_at(text: str, line: int) -> str | None:
 def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
     """Turn a name or ``path:line[:col]`` into the positions to ask about."""
     if not isinstance(query, str) or not query.strip():
-        raise UsageError(f"a symbol name or path:line:col is required, got {query!r}")
+        raise UsageError(f"a symbol name or path:line:col is required, got {shorten(repr(query))}")
     query = query.strip()
     pos = parse_position(query)
     if pos is not None and (_path_like(pos[0]) or (root / pos[0]).exists()):
@@ -176,10 +176,10 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
         try:
             rel = Path(pos[0]).resolve().relative_to(root).as_posix()
         except ValueError:
-            raise UsageError(f"`{pos[0]}` is outside the root {root}") from None
+            raise UsageError(f"`{shorten(pos[0])}` is outside the root {root}") from None
         return [_position_target(root, rel, pos[1], pos[2], table=table)]
     if pos is not None and _path_like(pos[0]) and not (root / pos[0]).exists():
-        raise UsageError(f"no file `{pos[0]}` under {root} (position `{query}`)")
+        raise UsageError(f"no file `{shorten(pos[0])}` under {root} (position `{shorten(query)}`)")
     rows = table.resolve(query)
     if not rows:
         raise SymbolNotFoundError(query, table.suggestions(query))
@@ -208,16 +208,18 @@ def _position_target(root: Path, path: str, line: int, col: int | None, *, table
     path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
     text = read_text_inside(root, path)
     if text is None:
-        raise UsageError(f"cannot read `{path}`; check that it is a readable file under the root")
+        raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
-        raise UsageError(f"line {line} is outside `{path}`, which has {len(lines)} lines")
+        raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
     line_text = lines[line - 1]
     if col is None:
         m = _IDENT.search(line_text)
         col = m.start() + 1 if m else 1
     if not 1 <= col <= len(line_text) + 1:
-        raise UsageError(f"column {col} is outside line {line} of `{path}`, which has {len(line_text)} characters")
+        raise UsageError(
+            f"column {shorten(col)} is outside line {line} of `{shorten(path)}`, which has {len(line_text)} characters"
+        )
     name = ""
     for m in _IDENT.finditer(line_text):
         if m.start() < col <= m.end() + (1 if m.end() == col - 1 else 0):

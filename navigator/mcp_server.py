@@ -6,13 +6,17 @@ turns a nav error into a tool error whose message names the bad value.
 
 from __future__ import annotations
 
+import logging
+import traceback
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from navigator.textout import render_response
-from storage.errors import NavError
+from storage.errors import NavError, shorten
+
+log = logging.getLogger("nav.mcp")
 
 INSTRUCTIONS = (
     "nav navigates this repository. Use `find` for anything (a name, a path:line:col, or a question), "
@@ -23,15 +27,21 @@ INSTRUCTIONS = (
 
 
 def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a verb; a nav error becomes a tool error with its message (which names the bad value),
+    anything else a tool error that says what failed — never a traceback in the agent's context."""
     try:
         return fn(*args, **kwargs)
     except NavError as err:
         raise ToolError(str(err)) from None
+    except Exception as exc:  # a bug: logged whole on stderr, one line to the agent
+        name = getattr(fn, "__name__", "the tool")
+        log.error("internal error in %s: %s", name, traceback.format_exc())
+        raise ToolError(f"internal error in {name}: {type(exc).__name__}: {shorten(str(exc), 300)}") from None
 
 
 def _limit(limit: int) -> int:
     if limit < 1 or limit > 500:
-        raise ToolError(f"limit must be between 1 and 500, got {limit}")
+        raise ToolError(f"limit must be between 1 and 500, got {shorten(limit)}")
     return limit
 
 
@@ -87,7 +97,7 @@ def build_server(nav: Any) -> MCPServer:
     )
     def map_(tokens: int = 1024) -> str:
         if tokens < 16 or tokens > 16384:
-            raise ToolError(f"tokens must be between 16 and 16384, got {tokens}")
+            raise ToolError(f"tokens must be between 16 and 16384, got {shorten(tokens)}")
         result = _call(nav.repo_map, tokens=tokens)
         return f"{result.text}\n({len(result.entries)} of {result.total_symbols} symbols)"
 

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from navigator.paths import printable
-from navigator.results import Hit, OutlineEntry, Response, SearchHit, Symbol
+from navigator.results import Found, Hit, OutlineEntry, Response, SearchHit, Symbol
 
 
 def symbol_line(s: Symbol, indent: int = 0) -> str:
@@ -31,6 +31,14 @@ def search_line(h: SearchHit) -> str:
     return f"{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
 
 
+def found_line(f: Found) -> str:
+    """One answer of ``find``: where, what kind, the symbol, the legs that found it, the code."""
+    legs = ", ".join(f"{k}#{v}" for k, v in sorted(f.ranks.items(), key=lambda kv: kv[1]))
+    name = f"  {f.symbol}" if f.symbol else ""
+    src = f"  [{legs}]" if legs else ""
+    return f"{f.path}:{f.line}:{f.col}  {f.kind}{name}{src}\n    {f.code}"
+
+
 def item_line(item: Any) -> str:
     if isinstance(item, Symbol):
         return symbol_line(item)
@@ -40,6 +48,8 @@ def item_line(item: Any) -> str:
         return hit_line(item)
     if isinstance(item, SearchHit):
         return search_line(item)
+    if isinstance(item, Found):
+        return found_line(item)
     text = getattr(item, "text", None) or getattr(item, "contents", None)
     return str(text if text is not None else item)
 

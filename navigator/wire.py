@@ -1,20 +1,199 @@
-"""Result objects on the wire: a type tag plus plain JSON data, and back.
+"""JSON-RPC messages on the wire: bounded parsing, parameter checks, and result objects.
 
 The daemon sends ``{"type": "navigator.results:Response", "item": "navigator.results:Symbol",
 "value": {...}}``; the client rebuilds the same frozen dataclasses the in-process API
-returns, so the CLI cannot tell (and need not care) which one answered. Pure; the
-only import it may trigger is the module that defines a result type.
+returns, so the CLI cannot tell (and need not care) which one answered.
+
+Nothing read from a socket is trusted: :func:`loads` bounds a message's size and nesting
+and refuses ``NaN``/``Infinity``; :func:`check_params` holds JSON parameters against the
+verb's own type annotations, so a wrong type is an "invalid params" error that names the
+parameter and its value, never an exception deep inside the engine. Pure; the only import
+it may trigger is the module that defines a result type.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import importlib
+import inspect
+import json
+import os
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 from navigator.results import Response, to_data
+from storage.errors import shorten
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""A request line: real ones are a few hundred bytes (a pasted issue is well under 1 MB)."""
+MAX_REPLY_BYTES = 256 * 1024 * 1024
+"""A reply line the client reads: generous (ten thousand hits with their code), but bounded."""
+MAX_DEPTH = 32
+"""Nesting of a request: nav's parameters are at most a list inside an object."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class WireError(Exception):
+    """A message that cannot be used, with the JSON-RPC error code to answer it with."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(raw: bytes | str, *, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse one JSON message, bounded: size, nesting depth, and no ``NaN``/``Infinity``."""
+    if len(raw) > max_bytes:
+        raise WireError(INVALID_REQUEST, f"message too large: {len(raw):,} bytes (at most {max_bytes:,})")
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise WireError(INVALID_REQUEST, f"JSON nested too deep (at most {max_depth} levels)") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WireError(PARSE_ERROR, f"invalid JSON: {shorten(str(exc))}") from None
+    if depth(value, stop=max_depth + 1) > max_depth:
+        raise WireError(INVALID_REQUEST, f"JSON nested too deep (at most {max_depth} levels)")
+    return value
+
+
+def depth(value: Any, *, stop: int) -> int:
+    """How deeply ``value`` nests lists and objects, counted up to ``stop`` (no recursion)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if not isinstance(item, dict | list):
+            continue
+        deepest = max(deepest, level)
+        if deepest >= stop:
+            return deepest
+        children = item.values() if isinstance(item, dict) else item
+        todo.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def dumps(message: Any) -> bytes:
+    """One message as a line. ASCII-only: a name that is not valid UTF-8 (an escaped lone
+    surrogate) still crosses intact, where UTF-8 output would fail to encode it."""
+    return json.dumps(message, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n"
+
+
+# -- parameters ------------------------------------------------------------------------------
+
+
+def check_params(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Bind JSON ``args``/``kwargs`` to ``fn`` and check each against its annotation.
+
+    Returns the bound arguments by name (JSON arrays converted to tuples where a tuple is
+    annotated). Raises :class:`WireError` with ``INVALID_PARAMS`` naming the parameter, what
+    it takes and the value it got (shortened).
+    """
+    name = getattr(fn, "__name__", "method")
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise WireError(INVALID_PARAMS, f"bad parameters for `{name}`: {shorten(str(exc))}") from None
+    hints = _param_hints(fn, sig)
+    out: dict[str, Any] = {}
+    for param, value in bound.arguments.items():
+        hint = hints.get(param)
+        if hint is not None:
+            ok, value = _accepts(hint, value)
+            if not ok:
+                raise WireError(
+                    INVALID_PARAMS,
+                    f"bad parameter `{param}` for `{name}`: expected {_describe(hint)}, "
+                    f"got {shorten(json.dumps(value, default=repr))}",
+                )
+        out[param] = value
+    return out
+
+
+def _param_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:
+    """Each parameter's annotation, evaluated where possible (unevaluable ones are not checked)."""
+    module = inspect.getmodule(fn)
+    namespace = {**vars(typing), **vars(collections.abc), "os": os, **(vars(module) if module else {})}
+    hints: dict[str, Any] = {}
+    for param in sig.parameters.values():
+        ann = param.annotation
+        if ann is inspect.Parameter.empty:
+            continue
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, namespace)  # noqa: S307 - our own annotations, not input
+            except Exception:
+                continue
+        hints[param.name] = ann
+    return hints
+
+
+def _accepts(hint: Any, value: Any) -> tuple[bool, Any]:
+    """Does a JSON value fit the annotation? Returns (fits, value converted for the call)."""
+    if hint is Any or hint is object:
+        return True, value
+    if hint is None or hint is type(None):
+        return value is None, value
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:
+            ok, converted = _accepts(arg, value)
+            if ok:
+                return True, converted
+        return False, value
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool), value
+    if hint is str:
+        return isinstance(value, str), value
+    if origin in (tuple, list, collections.abc.Sequence) or hint in (tuple, list):
+        if not isinstance(value, list):
+            return False, value
+        item = args[0] if args else Any
+        items = []
+        for v in value:
+            ok, converted = _accepts(item, v)
+            if not ok:
+                return False, value
+            items.append(converted)
+        return True, tuple(items) if origin is tuple or hint is tuple else items
+    if origin is dict or hint is dict:
+        return isinstance(value, dict), value
+    return False, value  # a callable, a path object...: nothing JSON can carry
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        parts = [_describe(a) for a in args]
+        return " or ".join(p for p in dict.fromkeys(parts) if p)
+    if hint is None or hint is type(None):
+        return "null"
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "an object"}
+    if hint in names:
+        return names[hint]
+    if origin in (tuple, list, collections.abc.Sequence):
+        plural = {str: "strings", int: "integers", float: "numbers"}
+        return f"an array of {plural.get(args[0], 'values') if args else 'values'}"
+    return ""
 
 
 def type_tag(cls: type) -> str:

@@ -8,6 +8,44 @@ raises the exception itself.
 
 from __future__ import annotations
 
+SHORTEN_CHARS = 100
+"""How much of a bad value an error message quotes."""
+
+
+def shorten(value: object, limit: int = SHORTEN_CHARS) -> str:
+    """A bad value as an error message may quote it: at most ``limit`` characters, one line.
+
+    Strings are quoted as they are, with control characters, line breaks and bytes that are not
+    text escaped (so a message never moves the terminal's cursor or spans lines); anything else by
+    its ``repr``. A longer value keeps its head and tail around ``…`` and says how long it was.
+    """
+    text = value if isinstance(value, str) else _bounded_repr(value)
+    out: list[str] = []
+    size = 0
+    for ch in text:
+        piece = ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else ascii(ch)[1:-1]
+        out.append(piece)
+        size += len(piece)
+        if size > 4 * limit:  # enough to cut from; never walk a huge value to its end
+            break
+    flat = "".join(out)
+    if len(flat) <= limit and len(out) == len(text):
+        return flat
+    head = max(1, (limit * 2) // 3)
+    tail_src = text[-(limit - head) * 2 :]
+    tail = "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else ascii(c)[1:-1] for c in tail_src)
+    return f"{flat[:head]}…{tail[-(limit - head) :]} ({len(text):,} characters)"
+
+
+def _bounded_repr(value: object) -> str:
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel = 3
+    r.maxstring = r.maxother = SHORTEN_CHARS
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = 8
+    return r.repr(value)
+
 
 class NavError(Exception):
     """Base class of every error nav raises on purpose."""
@@ -57,7 +95,7 @@ class SymbolNotFoundError(NavError):
         self.suggestions = list(suggestions or [])
         self.note = note
         """Why the index may not know the name yet (an unfinished or failed index run)."""
-        msg = f"no symbol named `{name}`"
+        msg = f"no symbol named `{shorten(name)}`"
         if note:
             msg += f" in this index, but {note}"
         elif self.suggestions:
