@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from navigator.exact import ExactNavigator, HoverInfo
     from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
+    from navigator.team import TeamStore
+    from semantic.embed import Embedder
 from storage.errors import (
     FileNotInIndexError,
     IndexBusyError,
@@ -108,7 +110,11 @@ class Navigator:
         index_dir: str | os.PathLike[str] | None = None,
         config: Config | None = None,
         refresh: bool = True,
+        embedder: Embedder | None = None,
+        store_url: str | None = None,
     ) -> None:
+        """``embedder``: the model to embed with (default: ``[search] model``); ``store_url``: the
+        team store for ``all_repos`` queries (default: ``NAV_STORE``, then ``[store] url``)."""
         root_path = Path(root).expanduser()
         if not root_path.exists():
             raise UsageError(f"root `{root}` does not exist; pass the path of a repository")
@@ -126,6 +132,9 @@ class Navigator:
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
         self.stale_note: str | None = None
+        self._embedder = embedder
+        self.store_url = store_url
+        self._team: TeamStore | None = None
         self.search_embed_budget_s: float | None = None
         """Seconds a search may spend embedding missing chunks (None: the search service's default).
         The daemon sets 0: it embeds in the background instead."""
@@ -153,6 +162,10 @@ class Navigator:
             if exact is not None:
                 exact.close()
                 self._exact = None
+            team = getattr(self, "_team", None)
+            if team is not None:
+                team.close()
+                self._team = None
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -309,12 +322,18 @@ class Navigator:
                 break
         return out
 
-    def definitions(self, name: str) -> Response[Symbol]:
+    def definitions(self, name: str, *, all_repos: bool = False) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
         Accepts ``createSalesOrder``, ``Order.create`` and ``pkg.module.func``.
         Raises :class:`SymbolNotFoundError` with close matches when nothing matches.
+        ``all_repos``: in every repository published to the team store (items are
+        :class:`navigator.team.TeamSymbol`, naming repository and commit).
         """
+        if all_repos:
+            from navigator.team import definitions_all_repos
+
+            return definitions_all_repos(self, name)
         started = time.perf_counter()
         rows = self.resolve(name)
         if not rows:
@@ -427,7 +446,9 @@ class Navigator:
         if searcher is None or searcher.store is not store:
             with self._lock:
                 first: SemanticSearch | None = getattr(self, "_first_searcher", None)
-                searcher = SemanticSearch(store, model=self.config.search.model, share_with=first)
+                searcher = SemanticSearch(
+                    store, model=self.config.search.model, embedder=self._embedder, share_with=first
+                )
                 if self.search_embed_budget_s is not None:
                     searcher.search_embed_budget_s = self.search_embed_budget_s
                 if first is None:
@@ -442,8 +463,13 @@ class Navigator:
         k: int = 10,
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
+        all_repos: bool = False,
     ) -> Response[SearchHit]:
         """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
+
+        ``all_repos``: search every repository published to the team store instead (items are
+        :class:`navigator.team.TeamHit`, naming repository and commit); when the store cannot
+        answer, this checkout's index answers with ``complete=False`` and a note.
 
         BM25, vectors, symbol names and paths, fused by reciprocal rank fusion. While
         chunks still lack vectors the answer says ``complete=False`` with the progress;
@@ -453,6 +479,10 @@ class Navigator:
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise UsageError(f"k must be a positive integer, got {k!r}")
+        if all_repos:
+            from navigator.team import search_all_repos
+
+            return search_all_repos(self, text, k=k, languages=languages)
         self._fresh()
         resp = self._searcher().search(
             text,
@@ -463,6 +493,21 @@ class Navigator:
         if self.stale_note:
             resp = dataclasses.replace(resp, notes=(*resp.notes, self.stale_note))
         return resp
+
+    def team(self) -> TeamStore:
+        """The team store (``store_url``, ``NAV_STORE`` or ``[store] url``) seen from this checkout."""
+        from navigator.team import TeamStore, resolve_store_url
+
+        with self._lock:
+            if self._team is None:
+                url = resolve_store_url(self.config, self.store_url)
+                if url is None:
+                    raise UsageError(
+                        "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, "
+                        "or pass --store URL"
+                    )
+                self._team = TeamStore(url, nav=self)
+            return self._team
 
     def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
         """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
