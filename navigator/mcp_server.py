@@ -56,7 +56,10 @@ def build_server(nav: Any) -> MCPServer:
     @server.tool(
         name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures."
     )
-    def def_(name: str, limit: int = 20) -> str:
+    def def_(name: str, limit: int = 20, all_repos: bool = False) -> str:
+        """``all_repos``: in every repository published to the team store."""
+        if all_repos:
+            return render_response(_call(nav.definitions, name, all_repos=True), limit=_limit(limit))
         return render_response(_call(nav.definitions, name), limit=_limit(limit))
 
     @server.tool(description="Functions and methods that call the given function or method (call hierarchy).")
@@ -66,7 +69,10 @@ def build_server(nav: Any) -> MCPServer:
     @server.tool(
         description="Search code by meaning and by name; returns the best chunks with their symbols."
     )
-    def search(text: str, limit: int = 10) -> str:
+    def search(text: str, limit: int = 10, all_repos: bool = False) -> str:
+        """``all_repos``: search every repository published to the team store."""
+        if all_repos:
+            return render_response(_call(nav.search, text, k=_limit(limit), all_repos=True), limit=limit)
         return render_response(_call(nav.search, text, k=_limit(limit)), limit=limit)
 
     @server.tool(

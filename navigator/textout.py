@@ -12,8 +12,14 @@ from typing import Any
 from navigator.results import Hit, OutlineEntry, Response, SearchHit, Symbol
 
 
+def _origin(item: Any) -> str:
+    """``repo@commit:`` for a team-store result (which names its repository), else nothing."""
+    repo = getattr(item, "repo", "")
+    return f"{repo}@{str(getattr(item, 'commit', ''))[:8]}:" if repo else ""
+
+
 def symbol_line(s: Symbol, indent: int = 0) -> str:
-    return f"{'  ' * indent}{s.path}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
+    return f"{'  ' * indent}{_origin(s)}{s.path}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
 
 
 def hit_line(h: Hit) -> str:
@@ -27,7 +33,7 @@ def search_line(h: SearchHit) -> str:
     legs = ", ".join(f"{k}#{v}" for k, v in sorted(h.ranks.items(), key=lambda kv: kv[1]))
     name = f"  {h.symbol}" if h.symbol else ""
     first = h.snippet.strip().splitlines()[0] if h.snippet.strip() else ""
-    return f"{h.path}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
+    return f"{_origin(h)}{h.path}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
 
 
 def item_line(item: Any) -> str:
