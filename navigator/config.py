@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from storage.redact import redact, url_has_password
+
 
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
@@ -125,21 +127,17 @@ def load_config(root: Path) -> Config:
     return Config(**built, source=source, warnings=tuple(warnings))
 
 
-_URL_PASSWORD = re.compile(r"^(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
-
-
 def _check_store(store: StoreConfig, where: str, warnings: list[str]) -> StoreConfig:
     """A store URL that is not a PostgreSQL URL is ignored; a password in it is used but warned
     about (config files get committed). Warnings never repeat the password."""
     url = store.url.strip()
     if not url:
         return store
-    shown = _URL_PASSWORD.sub(r"\1***\3", url)
-    shown = re.sub(r"(password=)[^&\s]*", r"\1***", shown, flags=re.IGNORECASE)[:100]
+    shown = redact(url, url)[:100]
     if not re.match(r"postgres(ql)?://", url, re.IGNORECASE):
         warnings.append(f"{where}.url = {shown!r} is not a postgresql:// URL; ignored (no team store)")
         return StoreConfig()
-    if _URL_PASSWORD.match(url) or re.search(r"password=", url, re.IGNORECASE):
+    if url_has_password(url):
         warnings.append(
             f"{where}.url carries a password ({shown}); it is used, but keep it in PGPASSFILE or "
             "PGPASSWORD instead: config files get committed"

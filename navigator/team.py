@@ -130,7 +130,7 @@ class PublishReport:
 # -- git ---------------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> str:
+def _git(root: Path, *args: str, strip: bool = True) -> str:
     try:
         proc = subprocess.run(
             ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
@@ -142,7 +142,7 @@ def _git(root: Path, *args: str) -> str:
             f"`git {' '.join(args)}` failed in {root}: {proc.stderr.strip()[:200]}; "
             "`nav publish` publishes the HEAD commit of a git checkout"
         )
-    return proc.stdout.strip()
+    return proc.stdout.strip() if strip else proc.stdout
 
 
 def _ci_branch() -> str | None:
@@ -176,7 +176,7 @@ def git_head(root: Path, *, branch: str | None = None, repo: str | None = None) 
 
 
 def _dirty(root: Path) -> list[str]:
-    out = _git(root, "status", "--porcelain", "--untracked-files=no")
+    out = _git(root, "status", "--porcelain", "--untracked-files=no", strip=False)
     return [line[3:] for line in out.splitlines() if line.strip()]
 
 

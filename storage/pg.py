@@ -31,7 +31,6 @@ Depends on nothing of nav's above ``storage``.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +42,7 @@ import numpy.typing as npt
 
 from storage.errors import StorageError, SymbolNotFoundError, UsageError
 from storage.model import SymbolDef
+from storage.redact import redact, redact_url
 from storage.tokens import index_text
 
 log = logging.getLogger(__name__)
@@ -95,42 +95,7 @@ class StoreSchemaError(StoreError):
     """The database lacks nav's schema or the ``vector`` extension, or is from a newer nav."""
 
 
-# -- redaction ---------------------------------------------------------------------------------
-
-_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
-_KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
-
-
-def redact_url(url: str) -> str:
-    """The URL with its password (in the authority or a ``password=`` parameter) as ``***``."""
-    return _KV_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***\3", url))
-
-
-def _secrets(url: str) -> list[str]:
-    found: list[str] = []
-    m = _URL_PASSWORD.search(url)
-    if m and m.group(2):
-        found.append(m.group(2))
-        try:
-            from urllib.parse import unquote
-
-            found.append(unquote(m.group(2)))
-        except ValueError:  # pragma: no cover - unquote does not raise on str
-            pass
-    for m2 in _KV_PASSWORD.finditer(url):
-        found.append(m2.group(2).strip("'"))
-    env = os.environ.get("PGPASSWORD")
-    if env:
-        found.append(env)
-    return sorted({s for s in found if len(s) >= 3}, key=len, reverse=True)
-
-
-def redact(text: str, url: str) -> str:
-    """``text`` with every password that ``url`` or ``PGPASSWORD`` carries replaced by ``***``."""
-    out = redact_url(text)
-    for secret in _secrets(url):
-        out = out.replace(secret, "***")
-    return out
+# -- redaction: storage.redact ------------------------------------------------------------
 
 
 def _short(text: str, n: int = 300) -> str:

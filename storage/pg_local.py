@@ -72,7 +72,7 @@ def _service_user() -> str | None:
             timeout=30,
         )
         if proc.returncode not in (0, 9):  # 9: the user exists (created concurrently)
-            raise PgLocalError(f"useradd {SERVICE_USER} failed: {proc.stderr.strip()}")
+            raise PgLocalError(f"useradd {SERVICE_USER} failed: {proc.stderr.strip()}") from None
     return SERVICE_USER
 
 
@@ -106,7 +106,7 @@ class LocalPostgres:
         )
         if proc.returncode != 0:
             raise PgLocalError(f"{Path(args[0]).name} failed ({proc.returncode}): {proc.stderr.strip()[-600:]}")
-        return proc.stdout
+        return str(proc.stdout)
 
     def _chown(self, path: Path) -> None:
         if self.user is not None:
