@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from navigator.exact import ExactNavigator, HoverInfo
     from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
+    from navigator.team import TeamStore
+    from semantic.embed import Embedder
 from storage.errors import (
     FileNotInIndexError,
     IndexBusyError,
@@ -143,7 +145,11 @@ class Navigator:
         index_dir: str | os.PathLike[str] | None = None,
         config: Config | None = None,
         refresh: bool = True,
+        embedder: Embedder | None = None,
+        store_url: str | None = None,
     ) -> None:
+        """``embedder``: the model to embed with (default: ``[search] model``); ``store_url``: the
+        team store for ``all_repos`` queries (default: ``NAV_STORE``, then ``[store] url``)."""
         root_path = Path(root).expanduser()
         if not root_path.exists():
             raise UsageError(f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository")
@@ -165,6 +171,9 @@ class Navigator:
         """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
         self.rebuilt_note: str | None = None
         """Set when a damaged index was deleted to be rebuilt; said in the next answers."""
+        self._embedder = embedder
+        self.store_url = store_url
+        self._team: TeamStore | None = None
         self.search_embed_budget_s: float | None = None
         """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
         daemon's background loop do). Kept so callers that set it keep working."""
@@ -238,6 +247,10 @@ class Navigator:
             if exact is not None:
                 exact.close()
                 self._exact = None
+            team = getattr(self, "_team", None)
+            if team is not None:
+                team.close()
+                self._team = None
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -441,12 +454,18 @@ class Navigator:
         return out
 
     @_heals_damage
-    def definitions(self, name: str) -> Response[Symbol]:
+    def definitions(self, name: str, *, all_repos: bool = False) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
         Accepts ``createSalesOrder``, ``Order.create`` and ``pkg.module.func``.
         Raises :class:`SymbolNotFoundError` with close matches when nothing matches.
+        ``all_repos``: in every repository published to the team store (items are
+        :class:`navigator.team.TeamSymbol`, naming repository and commit).
         """
+        if all_repos:
+            from navigator.team import definitions_all_repos
+
+            return definitions_all_repos(self, name)
         started = time.perf_counter()
         rows = self.resolve(name)
         notes = self._notes()
@@ -603,7 +622,9 @@ class Navigator:
         if searcher is None or searcher.store is not store:
             with self._lock:
                 first: SemanticSearch | None = getattr(self, "_first_searcher", None)
-                searcher = SemanticSearch(store, model=self.config.search.model, share_with=first)
+                searcher = SemanticSearch(
+                    store, model=self.config.search.model, embedder=self._embedder, share_with=first
+                )
                 if first is None:
                     self._first_searcher = searcher
             self._local.searcher = searcher
@@ -618,6 +639,7 @@ class Navigator:
         paths: Sequence[str] | None = None,
         languages: Sequence[str] | None = None,
         view: str = "files",
+        all_repos: bool = False,
     ) -> Response[SearchHit]:
         """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
 
@@ -629,6 +651,10 @@ class Navigator:
         ``view="files"``: the best chunk of each file first (where to look); ``view="code"``:
         the definitions to read or edit, ranked on their own (two functions of one file can
         both lead). Every leg takes at least ``k`` candidates.
+
+        ``all_repos``: search every repository published to the team store instead (items are
+        :class:`navigator.team.TeamHit`, naming repository and commit); when the store cannot
+        answer, this checkout's index answers with ``complete=False`` and a note.
         """
         text = checks.text(text)
         k = checks.count(k, what="k")
@@ -636,6 +662,10 @@ class Navigator:
         languages = checks.strings(languages, what="languages", each="a language such as `python`")
         if view not in ("files", "code"):
             raise UsageError(f"view must be `files` or `code`, got {shorten(str(view))!r}")
+        if all_repos:
+            from navigator.team import search_all_repos
+
+            return search_all_repos(self, text, k=k, languages=languages)
         self._fresh()
         resp = self._searcher().search(
             text,
@@ -648,6 +678,21 @@ class Navigator:
         if notes:
             resp = dataclasses.replace(resp, notes=(*resp.notes, *notes))
         return resp
+
+    def team(self) -> TeamStore:
+        """The team store (``store_url``, ``NAV_STORE`` or ``[store] url``) seen from this checkout."""
+        from navigator.team import TeamStore, resolve_store_url
+
+        with self._lock:
+            if self._team is None:
+                url = resolve_store_url(self.config, self.store_url)
+                if url is None:
+                    raise UsageError(
+                        "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, "
+                        "or pass --store URL"
+                    )
+                self._team = TeamStore(url, nav=self)
+            return self._team
 
     def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
         """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""

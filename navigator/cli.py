@@ -200,30 +200,62 @@ def main(ctx: click.Context, root: str | None, no_daemon: bool) -> None:
     ctx.call_on_close(c.close)
 
 
+store_option = click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="Team store, postgresql://user@host/db (default: $NAV_STORE, then [store] url in .nav.toml).",
+)
+
+
+def _team_nav(obj: Ctx, store_url: str | None) -> Any:
+    """The in-process Navigator, told the team store to use (None: NAV_STORE / config)."""
+    nav = obj.local()
+    if store_url is not None:
+        nav.store_url = store_url
+    return nav
+
+
+def _store_configured(obj: Ctx, store_url: str | None) -> bool:
+    from navigator.config import load_config
+    from navigator.team import resolve_store_url
+
+    return resolve_store_url(load_config(obj.root), store_url) is not None
+
+
 @main.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False))
 @click.option(
     "--embed/--no-embed",
-    default=False,
-    help="Also embed the chunks for semantic search now (slow on a CPU; cached by content).",
+    default=None,
+    help="Also embed the chunks for semantic search now (slow on a CPU; cached by content). "
+    "On by default when a team store is configured: its vectors are taken, only the rest embedded.",
 )
+@store_option
 @json_option
 @click.pass_obj
 @handle_errors
-def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
+def index(obj: Ctx, path: str | None, embed: bool | None, store_url: str | None, as_json: bool) -> None:
     """Index PATH (default: the root) incrementally: symbols, chunks and references."""
     if path is not None:
         obj._root = path
-    nav = obj.local()
+    team = _store_configured(obj, store_url)
+    nav = _team_nav(obj, store_url) if team else obj.local()
     progress = Progress("parsing")
     try:
         with _terminate_as_exit():
             report = nav.index(progress=progress)
     finally:
         progress.close()
-    vectors = _embed_with_progress(nav) if embed else None
+    warm = None
+    if team:
+        warm = _warm_with_progress(nav, embed=embed is not False)
+        vectors = None
+    else:
+        vectors = _embed_with_progress(nav) if embed else None
     if as_json:
-        echo_json(report)
+        echo_json(report if warm is None else {"index": report, "store": warm})
         return
     for p in report.added[:20]:
         click.echo(click.style("  + ", fg="green") + printable(p))
@@ -251,6 +283,80 @@ def index(obj: Ctx, path: str | None, embed: bool, as_json: bool) -> None:
             f"vectors: {vectors.vectors}/{vectors.chunks} chunks ({vectors.embedded} embedded, "
             f"{vectors.from_cache} from cache) in {vectors.seconds:.1f}s"
         )
+    if warm is not None:
+        click.echo(
+            f"vectors: {warm.vectors}/{warm.chunks} chunks ({warm.from_store} from the team store, "
+            f"{warm.embedded} embedded here, {warm.pushed} pushed back) in {warm.seconds:.1f}s"
+        )
+        for note in warm.notes:
+            click.secho(f"note: {note}", fg="yellow", err=True)
+
+
+def _warm_with_progress(nav: Any, *, embed: bool) -> Any:
+    state: dict[str, Any] = {"done": 0}
+
+    def progress(done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label="embedding", file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    try:
+        return nav.team().warm(embed=embed, progress=progress)
+    finally:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+
+@main.command()
+@click.option("--repo", default=None, help="Repository name (default: the origin remote's name, else the folder's).")
+@click.option("--branch", default=None, help="Branch (default: $NAV_BRANCH, CI's branch variables, else git's).")
+@click.option("--allow-dirty", is_flag=True, help="Publish even if the working tree differs from HEAD.")
+@click.option(
+    "--threads", type=click.IntRange(min=1), default=2, show_default=True, help="Torch threads for embedding."
+)
+@store_option
+@json_option
+@click.pass_obj
+@handle_errors
+def publish(
+    obj: Ctx, repo: str | None, branch: str | None, allow_dirty: bool, threads: int,
+    store_url: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Publish the HEAD commit to the team store (what CI runs for a branch head).
+
+    Content-addressed: files, chunks and vectors the store has are not uploaded or embedded
+    again. One transaction per commit; publishing a published commit only moves the branch.
+    """
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:  # pragma: no cover - torch comes with sentence-transformers
+        pass
+    nav = _team_nav(obj, store_url)
+    progress = Progress("embedding")
+    try:
+        report = nav.team().publish(repo=repo, branch=branch, allow_dirty=allow_dirty, progress=progress)
+    finally:
+        progress.close()
+    if as_json:
+        echo_json(report)
+        return
+    if report.already_published:
+        click.echo(f"{report.repo}@{report.commit[:12]} was already published; {report.branch} points at it")
+    else:
+        click.echo(
+            f"published {report.repo}@{report.commit[:12]} ({report.branch}) to {nav.team().safe_url}: "
+            f"{report.files} files, {report.chunks} chunks; new: {report.new_files} file versions, "
+            f"{report.new_chunks} chunks, {report.new_vectors} vectors ({report.from_store} vectors from the "
+            f"store, {report.embedded} embedded here) in {report.seconds:.1f}s"
+        )
+    for note in report.notes:
+        click.secho(f"note: {note}", fg="yellow", err=True)
 
 
 @contextlib.contextmanager
@@ -289,6 +395,7 @@ def status(obj: Ctx, as_json: bool) -> None:
         return
     click.echo(f"root:     {st.root}")
     click.echo(f"index:    {st.index_path}")
+    _echo_store_line(obj)
     if not st.indexed:
         click.echo("state:    not indexed (run `nav index`)")
         return
@@ -302,19 +409,44 @@ def status(obj: Ctx, as_json: bool) -> None:
         click.secho(f"note: {note}", fg="yellow")
 
 
+def _echo_store_line(obj: Ctx) -> None:
+    """The configured team store, password redacted (the store is not contacted)."""
+    from navigator.config import load_config
+    from navigator.team import resolve_store_url
+    from storage.pg import redact
+
+    url = resolve_store_url(load_config(obj.root))
+    if url:
+        click.echo(f"store:    {redact(url, url)}")
+
+
+all_repos_option = click.option(
+    "--all-repos", is_flag=True, help="Ask the team store: every published repository (see `nav publish`)."
+)
+
+
+def _team_where(item: Any) -> str:
+    return f"{item.repo}@{item.commit[:8]}:" if getattr(item, "repo", "") else ""
+
+
 @main.command("def")
 @click.argument("name")
+@all_repos_option
+@store_option
 @json_option
 @click.pass_obj
 @handle_errors
-def def_(obj: Ctx, name: str, as_json: bool) -> None:
+def def_(obj: Ctx, name: str, all_repos: bool, store_url: str | None, as_json: bool) -> None:
     """Where NAME is defined: `createSalesOrder`, `Order.create`, `pkg.module.func`."""
-    resp = obj.nav().definitions(name)
+    if all_repos:
+        resp = _team_nav(obj, store_url).definitions(name, all_repos=True)
+    else:
+        resp = obj.nav().definitions(name)
     if as_json:
         echo_json(resp)
         return
     for sym in resp.items:
-        click.echo(format_symbol(sym))
+        click.echo(_team_where(sym) + format_symbol(sym))
     if len(resp.items) > 1:
         click.secho(f"({len(resp.items)} definitions of `{name}`)", fg="bright_black", err=True)
     echo_incomplete(resp)
@@ -516,22 +648,32 @@ def _embed_with_progress(nav: Any) -> Any:
     "--code", "code_view", is_flag=True,
     help="Rank the definitions to read or edit (two of one file can both lead) instead of files.",
 )  # fmt: skip
+@all_repos_option
+@store_option
 @json_option
 @click.pass_obj
 @handle_errors
 def search(
-    obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], languages: tuple[str, ...], code_view: bool, as_json: bool
-) -> None:
+    obj: Ctx, text: tuple[str, ...], k: int, paths: tuple[str, ...], languages: tuple[str, ...],
+    code_view: bool, all_repos: bool, store_url: str | None, as_json: bool,
+) -> None:  # fmt: skip
     """Search code by meaning and by name: `nav search "where do we retry the ERP call"`."""
-    options: dict[str, Any] = {"view": "code"} if code_view else {}
-    resp = obj.nav().search(
-        " ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None, **options
-    )
+    if all_repos:
+        if paths:
+            raise click.UsageError("--path is not supported with --all-repos (paths differ per repository)")
+        resp = _team_nav(obj, store_url).search(
+            " ".join(text), k=k, languages=list(languages) or None, all_repos=True
+        )
+    else:
+        options: dict[str, Any] = {"view": "code"} if code_view else {}
+        resp = obj.nav().search(
+            " ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None, **options
+        )
     if as_json:
         echo_json(resp)
         return
     for hit in resp.items:
-        where = click.style(f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}", fg="cyan")
+        where = click.style(f"{_team_where(hit)}{printable(hit.path)}:{hit.start_line}-{hit.end_line}", fg="cyan")
         legs = " ".join(f"{leg}#{rank}" for leg, rank in sorted(hit.ranks.items(), key=lambda kv: kv[1]))
         click.echo(f"{where}  {click.style(hit.symbol or '', bold=True)}  {click.style(legs, fg='bright_black')}")
         first = hit.signature or next((ln.strip() for ln in hit.snippet.splitlines() if ln.strip()), "")

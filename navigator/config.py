@@ -14,15 +14,21 @@ Example ``.nav.toml``::
 
     [search]
     model = "all-MiniLM-L6-v2"   # or a path to a local sentence-transformers model
+
+    [store]
+    url = "postgresql://nav@db.example.com/nav"   # the team store; NAV_STORE overrides it
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from storage.redact import redact, url_has_password
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +49,17 @@ class SearchConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreConfig:
+    url: str = field(default="", repr=False)
+    """The team store (PostgreSQL + pgvector), ``postgresql://user@host/db``; empty: none.
+    Keep the password out of this file: libpq reads ``PGPASSFILE`` / ``PGPASSWORD``."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     index: IndexConfig = field(default_factory=IndexConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
     source: str | None = None
     warnings: tuple[str, ...] = ()
 
@@ -102,7 +116,7 @@ def load_config(root: Path) -> Config:
         table = None
     if not table:
         return Config(source=source, warnings=tuple(warnings))
-    sections = {"index": IndexConfig, "search": SearchConfig}
+    sections = {"index": IndexConfig, "search": SearchConfig, "store": StoreConfig}
     built: dict[str, Any] = {}
     for key, value in table.items():
         if key not in sections:
@@ -112,4 +126,24 @@ def load_config(root: Path) -> Config:
             warnings.append(f"{source}: `{key}` must be a table; ignored")
             continue
         built[key] = _build(sections[key], value, f"{source} [{key}]", warnings)
+    if "store" in built:
+        built["store"] = _check_store(built["store"], f"{source} [store]", warnings)
     return Config(**built, source=source, warnings=tuple(warnings))
+
+
+def _check_store(store: StoreConfig, where: str, warnings: list[str]) -> StoreConfig:
+    """A store URL that is not a PostgreSQL URL is ignored; a password in it is used but warned
+    about (config files get committed). Warnings never repeat the password."""
+    url = store.url.strip()
+    if not url:
+        return store
+    shown = redact(url, url)[:100]
+    if not re.match(r"postgres(ql)?://", url, re.IGNORECASE):
+        warnings.append(f"{where}.url = {shown!r} is not a postgresql:// URL; ignored (no team store)")
+        return StoreConfig()
+    if url_has_password(url):
+        warnings.append(
+            f"{where}.url carries a password ({shown}); it is used, but keep it in PGPASSFILE or "
+            "PGPASSWORD instead: config files get committed"
+        )
+    return StoreConfig(url=url)

@@ -66,7 +66,10 @@ def build_server(nav: Any) -> MCPServer:
     @server.tool(
         name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures."
     )
-    def def_(name: str, limit: int = 20) -> str:
+    def def_(name: str, limit: int = 20, all_repos: bool = False) -> str:
+        """``all_repos``: in every repository published to the team store."""
+        if all_repos:
+            return render_response(_call(nav.definitions, name, all_repos=True), limit=_limit(limit))
         return render_response(_call(nav.definitions, name), limit=_limit(limit))
 
     @server.tool(description="Functions and methods that call the given function or method (call hierarchy).")
@@ -78,9 +81,13 @@ def build_server(nav: Any) -> MCPServer:
         "tracebacks); view='files' gives the best chunk of each file, view='code' the definitions "
         "to read or edit, ranked."
     )
-    def search(text: str, limit: int = 10, view: str = "files") -> str:
+    def search(text: str, limit: int = 10, view: str = "files", all_repos: bool = False) -> str:
+        """``view``: "files" (where to look) or "code" (the definitions to read or edit);
+        ``all_repos``: search every repository published to the team store."""
         if view not in ("files", "code"):
             raise ToolError(f"view must be 'files' or 'code', got {view[:100]!r}")
+        if all_repos:
+            return render_response(_call(nav.search, text, k=_limit(limit), all_repos=True), limit=limit)
         options = {"view": "code"} if view == "code" else {}
         return render_response(_call(nav.search, text, k=_limit(limit), **options), limit=limit)
 

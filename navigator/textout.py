@@ -13,8 +13,14 @@ from navigator.paths import printable
 from navigator.results import Found, Hit, OutlineEntry, Response, SearchHit, Symbol
 
 
+def _origin(item: Any) -> str:
+    """``repo@commit:`` for a team-store result (which names its repository), else nothing."""
+    repo = getattr(item, "repo", "")
+    return f"{repo}@{str(getattr(item, 'commit', ''))[:8]}:" if repo else ""
+
+
 def symbol_line(s: Symbol, indent: int = 0) -> str:
-    return f"{'  ' * indent}{printable(s.path)}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
+    return f"{'  ' * indent}{_origin(s)}{printable(s.path)}:{s.line}:{s.col}  {s.kind}  {s.qualified_name}  {s.signature}"
 
 
 def hit_line(h: Hit) -> str:
@@ -28,7 +34,7 @@ def search_line(h: SearchHit) -> str:
     legs = ", ".join(f"{k}#{v}" for k, v in sorted(h.ranks.items(), key=lambda kv: kv[1]))
     name = f"  {h.symbol}" if h.symbol else ""
     first = h.snippet.strip().splitlines()[0] if h.snippet.strip() else ""
-    return f"{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
+    return f"{_origin(h)}{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
 
 
 def found_line(f: Found) -> str:
@@ -36,7 +42,7 @@ def found_line(f: Found) -> str:
     legs = ", ".join(f"{k}#{v}" for k, v in sorted(f.ranks.items(), key=lambda kv: kv[1]))
     name = f"  {f.symbol}" if f.symbol else ""
     src = f"  [{legs}]" if legs else ""
-    return f"{f.path}:{f.line}:{f.col}  {f.kind}{name}{src}\n    {f.code}"
+    return f"{printable(f.path)}:{f.line}:{f.col}  {f.kind}{name}{src}\n    {f.code}"
 
 
 def item_line(item: Any) -> str:

