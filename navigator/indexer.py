@@ -87,13 +87,14 @@ def decode(data: bytes) -> tuple[str, str | None]:
 def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
     """Runs in a worker process: parse one file, never raise."""
     try:
-        parsed = parse_source(job.path, job.text, detect_language(job.path), chunk_budget=chunk_budget)
+        language = detect_language(job.path, job.text)  # the text tells a C++ `.h` from a C one
+        parsed = parse_source(job.path, job.text, language, chunk_budget=chunk_budget)
     except Exception as exc:  # a parser bug must not stop the index; the file is kept, visibly
         log.warning("parser failed on %s: %s", job.path, exc)
         windows = parse_source(job.path, job.text, None, chunk_budget=chunk_budget)
         parsed = dataclasses.replace(
             windows,
-            language=detect_language(job.path) or "",
+            language=detect_language(job.path, job.text) or "",
             notes=(*windows.notes, f"parser error: {type(exc).__name__}: {exc}"),
         )
     if job.decode_note:

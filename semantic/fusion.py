@@ -173,7 +173,11 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
     return all(w in terms.stems for w in words)
 
 
-_TEST = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$")
+_TEST = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)"  # a test folder, or a test file by its
+    r"|(^|/)(test_[^/]*\.py|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|[^/]*_spec\.rb|conftest\.py)$"  # language's convention
+)
+"""Not any name with "test" in it: bats-core's library ``lib/bats-core/test_functions.bash`` is not a test."""
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
 _PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv"})
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")

@@ -66,9 +66,10 @@ _STICKY_TYPES = frozenset(
         "marker_annotation",
         "attribute_list",
         "doc_comment",
+        "haddock",
     }
 )
-_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment", "haddock"})
 _DECORATION_TYPES = frozenset(
     {"decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"}
 )
@@ -127,6 +128,9 @@ _EXTRA_IDENTIFIER_KINDS: dict[str, frozenset[str]] = {
     "bash": frozenset({"variable_name"}),
     "kotlin": frozenset({"simple_identifier"}),
     "swift": frozenset({"simple_identifier"}),
+    "elixir": frozenset({"alias"}),  # module names: `Plug.Conn`
+    "haskell": frozenset({"variable", "name", "constructor"}),
+    "zig": frozenset({"IDENTIFIER"}),
 }
 _COMPOSITE_PREFIXES = ("qualified_", "scoped_", "nested_", "generic_", "template_")
 
@@ -324,19 +328,26 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
     if grammar.defs_query is None:
         return []
     raw: list[_Def] = []
-    seen: set[tuple[int, int]] = set()
+    seen: dict[tuple[int, int], int] = {}
     for _, caps in QueryCursor(grammar.defs_query).matches(root):
         d = _make_def(caps, src)
         if d is None:
             continue
         key = (d.node.start_byte, d.name_node.start_byte)
         if key in seen:
+            # a node that several patterns match (Kotlin's `enum class` is a class too):
+            # the specific kind wins over the generic "class"
+            i = seen[key]
+            if raw[i].kind == "class" and d.kind != "class" and not d.is_scope:
+                raw[i] = d
             continue
-        seen.add(key)
+        seen[key] = len(raw)
         raw.append(d)
     raw.sort(key=lambda d: (d.start, -d.end, d.is_scope is False))
     # Drop a typedef that merely renames a struct/enum defined inside it.
     raw = _drop_shadowing_typedefs(raw)
+    if language in _CLAUSE_LANGUAGES:
+        raw = _merge_clauses(raw)
 
     class_names = {d.name for d in raw if d.kind in _CLASS_LIKE}
     out: list[SymbolDef] = []
@@ -470,14 +481,52 @@ def _drop_shadowing_typedefs(defs: list[_Def]) -> list[_Def]:
     return out
 
 
+_CLAUSE_LANGUAGES = frozenset({"haskell", "elixir"})
+"""Languages where one function is written as several clauses (and, in Haskell, a type
+signature before them): consecutive clauses of one name are one symbol."""
+
+
+def _merge_clauses(defs: list[_Def]) -> list[_Def]:
+    """Merge each run of sibling clauses with the same name and kind into its first one,
+    whose span then reaches the end of the last (its signature is the first clause's)."""
+    out: list[_Def] = []
+    for d in defs:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and not (prev.is_scope or d.is_scope)
+            and (prev.name, prev.kind, prev.prefix) == (d.name, d.kind, d.prefix)
+            and prev.end <= d.start
+            and _same_parent(prev.node, d.node)
+        ):
+            prev.last = d.last
+            continue
+        out.append(d)
+    return out
+
+
+def _same_parent(a: Node, b: Node) -> bool:
+    pa, pb = a.parent, b.parent
+    if pa is None or pb is None:
+        return pa is pb
+    return (pa.start_byte, pa.end_byte, pa.type) == (pb.start_byte, pb.end_byte, pb.type)
+
+
 _GO_SPEC_KEYWORD = {"type_spec": "type", "type_alias": "type", "const_spec": "const"}
 _WS_RUN = re.compile(r"\s+")
+
+
+_BODY_TYPES = frozenset({"do_block", "Block"})
+"""Body node kinds that are not in a ``body`` field (Elixir's ``do … end``, a Zig ``Block``)."""
 
 
 def _find_body(node: Node, depth: int = 0) -> Node | None:
     body = node.child_by_field_name("body")
     if body is not None:
         return body
+    for named in node.named_children:
+        if named.type in _BODY_TYPES:
+            return named
     if depth >= 3:
         return None
     for field in ("declarator", "value", "type"):
@@ -518,7 +567,7 @@ def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     elif body is None:
         raw = raw.split("\n", 1)[0]  # a constant's first line is its signature, not its whole value
     sig = _WS_RUN.sub(" ", raw).strip()
-    for suffix in ("=>", "{", ":", "="):
+    for suffix in ("=>", "{", ":", "=", " do"):
         if body is not None and sig.endswith(suffix):
             sig = sig[: -len(suffix)].rstrip()
             break
@@ -556,21 +605,31 @@ def _python_string_value(literal: str) -> str | None:
     return None
 
 
-_COMMENT_MARKERS = re.compile(r"^\s*(?:///?!?|/\*+!?|\*+/?|#+|--)\s?")
+_COMMENT_MARKERS = re.compile(r"^\s*(?:///?!?|/\*+!?|\*+/?|#+|--+(?:\s?[|^](?=\s))?|\{-\s?\|?)\s?")
+
+
+def _prev_over_modifiers(node: Node) -> Node | None:
+    """The previous sibling, stepping over keywords on the node's own line (Zig's ``pub``
+    is a sibling of the declaration it modifies)."""
+    prev = node.prev_sibling
+    row = node.start_point[0]
+    while prev is not None and not prev.is_named and prev.start_point[0] == row:
+        prev = prev.prev_sibling
+    return prev
 
 
 def _leading_comment(node: Node, src: _Text) -> str | None:
     """The block of whole-line comments right above ``node`` (or above an ancestor that
     starts on the same line, e.g. ``export class``)."""
     row = node.start_point[0]
-    while node.prev_sibling is None or node.prev_sibling.type not in _COMMENT_TYPES:
+    while (before := _prev_over_modifiers(node)) is None or before.type not in _COMMENT_TYPES:
         parent = node.parent
         if parent is None or parent.parent is None or parent.start_point[0] != row:
             break
         node = parent
     comments: list[Node] = []
     expect_row = row
-    prev = node.prev_sibling
+    prev = _prev_over_modifiers(node)
     while (
         prev is not None
         and prev.type in _COMMENT_TYPES

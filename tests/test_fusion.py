@@ -120,3 +120,25 @@ def test_legacy_and_private_modules_are_penalized() -> None:
     assert file_penalty("pydantic/_internal/_fields.py", q) < 1.0
     assert file_penalty("pydantic/fields.py", q) == 1.0
     assert file_penalty("pydantic/__init__.py", q) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("lib/bats-core/test_functions.bash", False),  # a library file of bats-core
+        ("src/testing_utils.rs", False),
+        ("lib/latest.py", False),
+        ("pkg/test_app.py", True),
+        ("router_test.go", True),
+        ("src/api.test.ts", True),
+        ("spec/models/user_spec.rb", True),
+        ("lib/user_spec.rb", True),
+        ("test/bats/run.bash", True),
+        ("conftest.py", True),
+    ],
+)
+def test_test_files_by_folder_or_language_convention(path: str, is_test: bool) -> None:
+    """A file is a test by its folder or its language's naming convention, not because
+    "test" is somewhere in its name."""
+    q = query_terms("how are functions run")
+    assert (file_penalty(path, q) < 1.0) is is_test

@@ -19,12 +19,24 @@ from pathlib import Path
 
 import pytest
 
-from semantic.languages import detect_language
+from semantic.languages import QUERY_LANGUAGES, detect_language
 from semantic.parse import parse_source
 from storage.model import ParsedFile
 
 WORKSPACES = Path(__file__).parent / "workspaces"
-_SOURCE_SUFFIXES = {".py", ".ts", ".tsx", ".js", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".hpp"}
+_SOURCE_SUFFIXES = {".py", ".ts", ".tsx", ".js", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".hpp"} | {
+    ".rb",
+    ".php",
+    ".cs",
+    ".kt",
+    ".scala",
+    ".swift",
+    ".bash",
+    ".lua",
+    ".ex",
+    ".hs",
+    ".zig",
+}
 
 _DEF = re.compile(r"\bdef:\s*(\w+)\s+([\w.]+)")
 _REF = re.compile(r"\bref:\s*((?:[A-Za-z_]\w*[ \t]*)+?)(?=\s*(?:\b(?:def|noref):|\*/|$))")
@@ -100,6 +112,8 @@ def test_annotation_helper() -> None:
 def test_every_workspace_has_cases() -> None:
     languages = {c.language for c in CASES}
     assert {"python", "typescript", "javascript", "go", "rust", "java", "c", "cpp"} <= languages
+    # every language with a definitions query has an annotated workspace (tsx shares typescript's)
+    assert QUERY_LANGUAGES - {"tsx"} <= languages
     for lang in languages:
         whats = {c.what for c in CASES if c.language == lang}
         assert whats == {"def", "ref", "noref"}, lang
@@ -248,6 +262,22 @@ SNIPPETS: list[tuple[str, str, list[tuple[str, str, int]]]] = [
         ],
     ),
     (
+        "javascript",
+        "var res = module.exports = {};\n\nres.send = function send(body) {\n  return this;\n};\n"
+        "exports.parse = (s) => s;\nRouter.prototype.handle = function () {};\n",
+        [
+            ("function", "res.send", 3),
+            ("function", "exports.parse", 6),
+            ("method", "Router.prototype.handle", 7),
+        ],
+    ),
+    (
+        "lua",
+        "local M = {}\n\nM.setup = function(config)\n  return config\nend\n"
+        "M.ui.open = function() end\nlocal helper = function(x) return x end\n",
+        [("method", "M.setup", 3), ("method", "M.ui.open", 6), ("function", "helper", 7)],
+    ),
+    (
         "python",
         "import functools\n\n\nclass A:\n    @functools.cache\n    def m(self) -> int:\n"
         "        def inner() -> int:\n            return 1\n        return inner()\n\n"
@@ -282,6 +312,23 @@ def test_snippets(language: str, code: str, expected: list[tuple[str, str, int]]
         ("inc/orders.h", "int f(void);\n", "c"),
         ("inc/orders.h", "namespace orders {\nclass A {};\n}\n", "cpp"),
         ("inc/orders.h", None, "c"),
+        # fmtlib's headers: no `class` at the top, but templates and std::
+        (
+            "include/fmt/base.h",
+            "#ifndef FMT_BASE_H_\nFMT_BEGIN_NAMESPACE\ntemplate <typename T> struct is_char;\n",
+            "cpp",
+        ),
+        ("src/uv-common.h", '#ifdef __cplusplus\nextern "C" {\n#endif\nint uv_x(void);\n', "c"),
+        ("bin/bats", "#!/usr/bin/env bash\nset -e\n", "bash"),
+        ("bin/tool", "#!/usr/bin/python3\nimport sys\n", "python"),
+        ("bin/tool", None, None),
+        ("lib/plug/conn.ex", None, "elixir"),
+        ("test/conn_test.exs", None, "elixir"),
+        ("src/Data/Aeson.hs", None, "haskell"),
+        ("lib/std/mem.zig", None, "zig"),
+        ("build.zig.zon", None, "zig"),
+        ("test/run.bats", None, "bash"),
+        ("config.ru", None, "ruby"),
         ("Gemfile", None, "ruby"),
         ("README.md", None, None),
         ("Makefile", None, None),
@@ -364,3 +411,31 @@ def test_more_languages(language: str, code: str, expected: list[tuple[str, str,
     for item in expected:
         assert item in got, got
     assert pf.refs and pf.chunks
+
+
+def test_index_reads_a_cpp_header_as_cpp(tmp_path: Path) -> None:
+    """The indexer passes the text to language detection: a C++ ``.h`` is parsed as C++."""
+    from navigator.indexer import index_root
+    from storage.db import Store
+
+    root = tmp_path / "repo"
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "format.h").write_text(
+        "#pragma once\ntemplate <typename Char>\nclass basic_writer {\n public:\n  void write(Char c);\n};\n",
+        "utf-8",
+    )
+    (root / "include" / "plain.h").write_text(
+        "struct point { int x; };\nint area(struct point p);\n", "utf-8"
+    )
+    store = Store(tmp_path / "index.db")
+    try:
+        index_root(root, store, workers=1)
+        files = store.file_rows()
+        assert files["include/format.h"].language == "cpp"
+        assert files["include/plain.h"].language == "c"
+        kinds = {
+            r.definition.qualified_name: r.definition.kind for r in store.symbols_in_file("include/format.h")
+        }
+        assert kinds == {"basic_writer": "class", "basic_writer.write": "method"}
+    finally:
+        store.close()

@@ -72,3 +72,12 @@
 (public_field_definition
   name: [(property_identifier) (private_property_identifier)] @name
   value: [(arrow_function) (function_expression)]) @definition.method
+
+; `res.send = function send() {}`, `exports.parse = (s) => ...`, `Foo.prototype.bar = function () {}`:
+; a function named `send` inside `res` (CommonJS modules define most of their API this way)
+(expression_statement
+  (assignment_expression
+    left: (member_expression
+      object: (_) @receiver
+      property: (property_identifier) @name)
+    right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
