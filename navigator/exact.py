@@ -411,6 +411,15 @@ class ExactNavigator:
                     )
                     for hit in found:
                         hits.setdefault((hit.path, hit.line, hit.col), hit)
+        if op == "references" and lsp_answered:
+            # Asked with includeDeclaration; a server may still leave the definition out
+            # (typescript-language-server for a function exported with `module.exports =`).
+            # The symbol table knows it: listed, marked, never missing.
+            for t in targets:
+                if t.qualified_name is not None and (t.path, t.line, t.col) not in hits:
+                    hit = self._hit(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
+                    if hit.is_definition:
+                        hits[(t.path, t.line, t.col)] = hit
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
         if lsp_answered:
             extra, why = self._possible(files, op, targets, items)
