@@ -368,6 +368,8 @@ class ServerPool:
                 started = True
                 name = session.definition.name
                 answer = await self._ask(session, op, positions, deadline, rescan)
+                if answer.answered:
+                    self._crashes.pop((root, session.definition.key), None)  # it works: no crash loop
                 if session.notes:  # what the server's setup could not do (no tsconfig, old toolchain...)
                     answer = dataclasses.replace(answer, notes=(*answer.notes, *session.notes))
                 return answer
