@@ -450,7 +450,8 @@ class ServerPool:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _partial(locations, texts, server, done)
-            session.ensure_open(pos.path)
+            if session.definition.open_to_ask:
+                session.ensure_open(pos.path)
             try:
                 try:
                     found, text = await _one(session, op, pos, remaining)
