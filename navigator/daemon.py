@@ -140,6 +140,8 @@ class Daemon:
                 json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}),
                 encoding="utf-8",
             )
+            if self.warm_servers:
+                self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
                 self._start_watcher()
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
@@ -179,8 +181,6 @@ class Daemon:
         self.nav.close()
 
     def _initial_index(self) -> None:
-        if self.warm_servers:
-            self._warm_servers()  # the languages of the index already there: start while it is re-checked
         try:
             self._sync()
         except NavError as exc:
