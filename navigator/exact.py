@@ -555,7 +555,8 @@ class ExactNavigator:
                 out.append(dataclasses.replace(hit, kind="possible call" if called else "possible reference"))
         if not out:
             return [], None
-        what = {"references": "references", "callers": "callers", "implementation": "implementations"}[op]
+        what = {"references": "reference", "callers": "caller", "implementation": "implementation"}[op]
+        what += "" if len(out) == 1 else "s"
         names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
         return out, (
             f"{len(out)} possible {what} the server could not resolve: {names} by name in code "
