@@ -294,8 +294,8 @@ class BasedPyright(ServerDefinition):
     install = "pip install basedpyright"
     ready_after_initialize = False
     open_to_ask = False
-    uncancellable = frozenset({"textDocument/references", "textDocument/implementation"})
-    """basedpyright 1.40 (pyright's ``onReferences``/``onImplementation``): a cancel that
+    uncancellable = frozenset({"textDocument/references", "textDocument/implementation", "workspace/executeCommand"})
+    """basedpyright 1.40 (pyright's ``onReferences``, ``onImplementation``, ``onExecuteCommand``): a cancel that
     arrives before the search starts (while it waits for ``window/workDoneProgress/create``,
     i.e. whenever the server is busy) leaves a cancellation source whose ``cancel()`` throws;
     it stays the "pending" source, and every later request of that method answers -32603
