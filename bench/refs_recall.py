@@ -16,7 +16,8 @@ index, the oracle from an independent tokenizer:
   table (a name with exactly one definition row) cross-checked by the lexer (no
   ``var``/``let``/``const``/``function``/``class`` declaration of the name elsewhere).
 
-Per name: nav's answer split by provenance (``lsp`` precise, ``possible``), compared at
+Per name: nav's answer split by provenance (``lsp`` precise, plus a definition the server
+left out that the symbol table supplied, ``symbols``; and ``possible``), compared at
 (path, line, column) with the oracle's tokens. Reported: recall and precision of precise
 and of precise+possible (micro over tokens and mean per name), and the answers marked
 ``complete`` that miss a true reference (must be 0). Files the tokenizer cannot read
@@ -71,11 +72,80 @@ def source_files(root: Path, exts: set[str]) -> list[Path]:
 
 
 def python_tokens(text: str) -> list[tuple[str, int, int]]:
-    """(name, line, 1-based col) of every identifier token in code."""
+    """(name, line, 1-based col) of every identifier token in code, including the code in
+    f-string replacement fields (Python 3.11's tokenize returns an f-string as one STRING)."""
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
             out.append((tok.string, tok.start[0], tok.start[1] + 1))
+        elif tok.type == tokenize.STRING and "f" in tok.string[: tok.string.find(tok.string[-1])].lower():
+            out += _fstring_names(tok.string, tok.start[0], tok.start[1])
+    return out
+
+
+def _fstring_names(s: str, line0: int, col0: int) -> list[tuple[str, int, int]]:
+    """Names in the replacement fields of the f-string token ``s`` (at ``line0``/``col0``)."""
+    quote_at = min(i for i in (s.find("'"), s.find('"')) if i >= 0)
+    quote = s[quote_at : quote_at + 3] if s[quote_at : quote_at + 3] in ('"""', "'''") else s[quote_at]
+
+    def where(index: int) -> tuple[int, int]:
+        nl = s.count("\n", 0, index)
+        if nl == 0:
+            return line0, col0 + index + 1
+        return line0 + nl, index - s.rfind("\n", 0, index)
+
+    out: list[tuple[str, int, int]] = []
+
+    def fields(i: int, end: int) -> None:
+        while i < end:
+            c = s[i]
+            if c in "{}" and i + 1 < end and s[i + 1] == c:
+                i += 2
+                continue
+            if c != "{":
+                i += 1
+                continue
+            j, depth, split, in_str = i + 1, 0, -1, ""
+            while j < end:
+                d = s[j]
+                if in_str:
+                    if d == in_str:
+                        in_str = ""
+                elif d in "'\"":
+                    in_str = d
+                elif d in "([{":
+                    depth += 1
+                elif d in ")]" or (d == "}" and depth > 0):
+                    depth -= 1
+                elif d == "}":
+                    break
+                elif depth == 0 and split < 0 and (d == ":" or (d == "!" and s[j + 1 : j + 2] != "=")):
+                    split = j
+                j += 1
+            expr_end = split if split >= 0 else j
+            expr = s[i + 1 : expr_end].rstrip()
+            if expr.endswith("="):
+                expr = expr[:-1]
+            try:
+                for tok in tokenize.generate_tokens(io.StringIO("(" + expr + ")").readline):
+                    if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
+                        lines = expr.split("\n")
+                        rel = sum(len(x) + 1 for x in lines[: tok.start[0] - 1]) + tok.start[1]
+                        rel -= 1 if tok.start[0] == 1 else 0  # the "(" we added
+                        out.append((tok.string, *where(i + 1 + rel)))
+                    elif tok.type == tokenize.STRING and tok.string[:1] in "fF":
+                        pass  # a nested f-string: rare; left out
+            except (tokenize.TokenError, SyntaxError, IndentationError):
+                pass
+            if split >= 0 and s[split] == ":":
+                fields(split + 1, j)  # nested fields in the format spec
+            elif split >= 0:
+                colon = s.find(":", split, j)
+                if colon >= 0:
+                    fields(colon + 1, j)
+            i = j + 1
+
+    fields(quote_at + len(quote), len(s) - len(quote))
     return out
 
 
@@ -258,7 +328,7 @@ def js_oracle(root: Path) -> tuple[dict[str, list[Token]], dict[str, int], set[s
         for name, line, col in toks:
             tokens[name].append((rel, line, col))
         # declarations, from the token stream (so never inside strings or comments)
-        for (a, _, _), (b, _, _) in zip(toks, toks[1:]):
+        for (a, _, _), (b, _, _) in zip(toks, toks[1:], strict=False):
             if a in ("var", "let", "const", "function", "class"):
                 decls[b] += 1
     return tokens, decls, readable
@@ -279,6 +349,7 @@ class Row:
     reason: str | None
     ms: float
     missed: list[Token]
+    extra: list[Token]
 
 
 def main() -> int:
@@ -335,14 +406,14 @@ def main() -> int:
         t = time.perf_counter()
         resp = nav.references(name, deadline_s=args.deadline)
         ms = (time.perf_counter() - t) * 1e3
-        precise = {(h.path, h.line, h.col) for h in resp.items if "lsp" in h.provenance}
+        precise = {(h.path, h.line, h.col) for h in resp.items if "lsp" in h.provenance or "symbols" in h.provenance}
         possible = {(h.path, h.line, h.col) for h in resp.items if "possible" in h.provenance} - precise
         # positions outside the readable files are out of the comparison on both sides
         precise = {p for p in precise if p[0] in readable}
         possible = {p for p in possible if p[0] in readable}
         found = precise | possible
         row = Row(name, len(truth), len(precise), len(possible), len(precise & truth), len(found & truth),
-                  resp.complete, resp.reason, round(ms, 1), sorted(truth - found)[:10])  # fmt: skip
+                  resp.complete, resp.reason, round(ms, 1), sorted(truth - found)[:10], sorted(found - truth)[:10])  # fmt: skip
         results.append(row)
         flag = "  COMPLETE-BUT-MISSING" if resp.complete and row.all_true < row.truth else ""
         print(f"{k:3d} {name}: truth {row.truth} precise {row.precise_true}/{row.precise} "

@@ -368,6 +368,8 @@ class ServerPool:
                 started = True
                 name = session.definition.name
                 answer = await self._ask(session, op, positions, deadline, rescan)
+                if answer.answered:
+                    self._crashes.pop((root, session.definition.key), None)  # it works: no crash loop
                 if session.notes:  # what the server's setup could not do (no tsconfig, old toolchain...)
                     answer = dataclasses.replace(answer, notes=(*answer.notes, *session.notes))
                 return answer
@@ -409,15 +411,19 @@ class ServerPool:
         rescan: bool = True,
     ) -> LspAnswer:
         server = session.definition.name
+        waited: str | None = None
         if not session.ready.is_set():
             if session.definition.open_before_ready and positions:
                 session.ensure_open(positions[0].path)
+            began = time.monotonic()
             try:
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
             except TimeoutError:
-                return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
+                return LspAnswer(complete=False, reason=f"server still indexing ({session.loading_status()})",
+                                 server=server, answered=False)  # fmt: skip
             if session.exited.is_set():
                 raise ServerExited(f"{server} exited while loading (code {session.returncode})")
+            waited = f"waited {time.monotonic() - began:.1f}s for {server} to load the workspace"
         capability = _CAPABILITIES[op]
         if not session.supports(capability):
             return LspAnswer(complete=False, reason=f"{server} does not support {op}", server=server, answered=False)
@@ -429,14 +435,23 @@ class ServerPool:
             try:
                 await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
             except TimeoutError:
-                return LspAnswer(complete=False, reason="server still indexing", server=server, answered=False)
+                return LspAnswer(complete=False, reason=f"server still indexing ({session.loading_status()})",
+                                 server=server, answered=False)  # fmt: skip
+        answer = await self._answer(session, op, positions, deadline)
+        return dataclasses.replace(answer, notes=(*answer.notes, waited)) if waited else answer
+
+    async def _answer(
+        self, session: ServerSession, op: Operation, positions: Sequence[Position], deadline: float
+    ) -> LspAnswer:
+        server = session.definition.name
         locations: list[Location] = []
         texts: list[str] = []
         for done, pos in enumerate(positions):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return _partial(locations, texts, server, done)
-            session.ensure_open(pos.path)
+            if session.definition.open_to_ask:
+                session.ensure_open(pos.path)
             try:
                 try:
                     found, text = await _one(session, op, pos, remaining)

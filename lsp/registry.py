@@ -166,6 +166,10 @@ class ServerDefinition:
     (tsserver): the first queried file is opened to start loading, then readiness awaited."""
     loading: ClassVar[re.Pattern[str] | None] = None
     """``$/progress`` titles (or tokens) that mean "still loading": queries wait for them to end."""
+    open_to_ask: ClassVar[bool] = True
+    """Whether a file is opened (``didOpen``) before a question about it. Servers that read
+    closed files from disk do not need it, and may pay for it: basedpyright checks every open
+    file first, which held a cold first references answer back by 2-5 s on requests."""
     uncancellable: ClassVar[frozenset[str]] = frozenset()
     """Methods never cancelled with ``$/cancelRequest`` when their deadline passes (the
     server's handling of that cancel is broken): the request runs on, its answer dropped."""
@@ -289,8 +293,9 @@ class BasedPyright(ServerDefinition):
     args = ("--stdio",)
     install = "pip install basedpyright"
     ready_after_initialize = False
-    uncancellable = frozenset({"textDocument/references", "textDocument/implementation"})
-    """basedpyright 1.40 (pyright's ``onReferences``/``onImplementation``): a cancel that
+    open_to_ask = False
+    uncancellable = frozenset({"textDocument/references", "textDocument/implementation", "workspace/executeCommand"})
+    """basedpyright 1.40 (pyright's ``onReferences``, ``onImplementation``, ``onExecuteCommand``): a cancel that
     arrives before the search starts (while it waits for ``window/workDoneProgress/create``,
     i.e. whenever the server is busy) leaves a cancellation source whose ``cancel()`` throws;
     it stays the "pending" source, and every later request of that method answers -32603

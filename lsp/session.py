@@ -106,6 +106,8 @@ class ServerSession:
         self.synced_once = False
         """Whether a whole-tree :meth:`sync_files` has run since start."""
         self._abandoned = 0
+        self.last_message: str | None = None
+        """The server's latest progress or log line (what it is loading)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -226,8 +228,12 @@ class ServerSession:
             async def on(params: Any) -> None:
                 if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
                     self._tail.append(str(params.get("message", ""))[:500])
+                    self.last_message = str(params.get("message", "")).strip().splitlines()[0][:120] if str(
+                        params.get("message", "")
+                    ).strip() else self.last_message
                 if method == "$/progress":
                     self._track_loading(params)
+                    self._note_progress(params)
                 if self.definition.is_ready_event(method, params):
                     self._set_ready()
 
@@ -237,6 +243,22 @@ class ServerSession:
                        "textDocument/publishDiagnostics", "experimental/serverStatus",
                        "language/status", "$/typescriptVersion"):  # fmt: skip
             handler.on_notification(method, watcher(method))
+
+    def _note_progress(self, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("value"), dict):
+            return
+        value = params["value"]
+        parts = [str(value[k]) for k in ("title", "message") if value.get(k)]
+        if isinstance(value.get("percentage"), (int, float)):
+            parts.append(f"{value['percentage']:.0f}%")
+        if parts:
+            self.last_message = " ".join(parts)[:120]
+
+    def loading_status(self) -> str:
+        """How far loading has got, for a reason: ``loading for 8.1 s; last: "Found 312 source files"``."""
+        since = time.monotonic() - self.started_at if self.started_at else 0.0
+        text = f"{self.definition.name} loading for {since:.1f}s"
+        return f'{text}; last: "{self.last_message}"' if self.last_message else text
 
     def _track_loading(self, params: Any) -> None:
         pattern = self.definition.loading

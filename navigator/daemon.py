@@ -151,6 +151,8 @@ class Daemon:
             info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
             with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
                 fh.write(json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}))
+            if self.warm_servers:
+                self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
                 self._start_watcher()
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
@@ -199,26 +201,37 @@ class Daemon:
         if self.warm_servers:
             self._warm_servers()
 
-    def _warm_servers(self, *, max_languages: int = 3, min_files: int = 5) -> None:
-        """Start the main languages' servers now, so the first exact query does not pay a cold start
-        (jdtls needs ~1 min on a mid-size Java repository, more than a query's deadline)."""
+    def _warm_servers(self) -> None:
+        """Start the servers of every language the index holds, now and side by side, so the first
+        exact query does not pay a cold start (jdtls needs ~1 min on a mid-size Java repository,
+        more than a query's deadline). Returns at once; each server is warmed in a thread."""
+        from lsp.registry import server_key
+
         try:
             languages = self.nav.store.stats().languages
         except NavError as exc:
             log.warning("cannot read languages to warm servers: %s", exc)
             return
-        ranked = sorted((n, lang) for lang, n in languages.items() if lang in WARMABLE and n >= min_files)
-        for _, language in reversed(ranked[-max_languages:]):
-            if self._stop.is_set():
-                return
-            self.servers[language] = "starting"
-            try:
-                ready = self.nav.exact.pool.warm(self.root, language, deadline_s=300.0)
-            except Exception:  # warming is an optimisation: a failure is logged, queries still work
-                log.error("warming the %s server failed: %s", language, traceback.format_exc())
+        by_server: dict[str, str] = {}
+        for language, files in sorted(languages.items(), key=lambda kv: -kv[1]):
+            key = server_key(language) if language in WARMABLE and files > 0 else None
+            if key is not None:
+                by_server.setdefault(key, language)  # one server serves ts, tsx and js
+        for language in by_server.values():
+            if self._stop.is_set() or self.servers.get(language) in ("starting", "ready"):
                 continue
-            self.servers[language] = "ready" if ready else "not available"
-            log.info("%s server %s", language, self.servers[language])
+            self.servers[language] = "starting"
+            threading.Thread(target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True).start()
+
+    def _warm_one(self, language: str) -> None:
+        try:
+            ready = self.nav.exact.pool.warm(self.root, language, deadline_s=300.0)
+        except Exception:  # warming is an optimisation: a failure is logged, queries still work
+            log.error("warming the %s server failed: %s", language, traceback.format_exc())
+            self.servers[language] = "not available"
+            return
+        self.servers[language] = "ready" if ready else "not available"
+        log.info("%s server %s", language, self.servers[language])
 
     def _embed_loop(self, slice_s: float = 3.0) -> None:
         """Fill in missing vectors in slices, so lexical search answers at once and vectors follow."""

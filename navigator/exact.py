@@ -426,6 +426,15 @@ class ExactNavigator:
                     )
                     for hit in found:
                         hits.setdefault((hit.path, hit.line, hit.col), hit)
+        if op == "references" and lsp_answered:
+            # Asked with includeDeclaration; a server may still leave the definition out
+            # (typescript-language-server for a function exported with `module.exports =`).
+            # The symbol table knows it: listed, marked, never missing.
+            for t in targets:
+                if t.qualified_name is not None and (t.path, t.line, t.col) not in hits:
+                    hit = self._hit(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
+                    if hit.is_definition:
+                        hits[(t.path, t.line, t.col)] = hit
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
         if files.outside:
             notes.append(f"{files.outside} locations outside the root left out (nav serves only files under it)")
@@ -566,7 +575,8 @@ class ExactNavigator:
                 out.append(dataclasses.replace(hit, kind="possible call" if called else "possible reference"))
         if not out:
             return [], None
-        what = {"references": "references", "callers": "callers", "implementation": "implementations"}[op]
+        what = {"references": "reference", "callers": "caller", "implementation": "implementation"}[op]
+        what += "" if len(out) == 1 else "s"
         names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
         return out, (
             f"{len(out)} possible {what} the server could not resolve: {names} by name in code "

@@ -252,6 +252,19 @@ def test_servers_of_the_main_language_are_warmed_at_start(root: Path, client: Da
     assert refs.complete and late and all(h.provenance == ("lsp",) for h in late)
 
 
+def test_servers_of_every_indexed_language_are_warmed_at_start(root: Path, client: DaemonClient) -> None:
+    # one Python file and one JavaScript file: each language's server starts with the daemon
+    (root / "web").mkdir()
+    (root / "web" / "app.js").write_text("function hello() {\n  return 1;\n}\n\nhello();\n")
+    deadline = time.monotonic() + 180
+    while set(client.daemon_status()["servers"].values()) != {"ready"} or len(client.daemon_status()["servers"]) < 2:
+        assert time.monotonic() < deadline, client.daemon_status()["servers"]
+        time.sleep(0.05)  # polling the daemon's own report of the warm-up, bounded
+    assert set(client.daemon_status()["servers"]) == {"python", "javascript"}
+    refs = client.references("hello", deadline_s=30)
+    assert refs.complete and {(h.path, h.line) for h in refs.items} == {("web/app.js", 1), ("web/app.js", 5)}
+
+
 @pytest.mark.parametrize(
     ("argv", "parsed"),
     [

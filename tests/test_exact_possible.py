@@ -104,7 +104,7 @@ def test_implementations_list_same_named_methods_as_possible(exact: ExactNavigat
     assert ("orders/dynamic.py", 14) in {(h.path, h.line) for h in possible}
     assert all(h.kind == "possible implementation" for h in possible)
     assert not any(h.path == "orders/reports.py" for h in resp.items)  # a function, not a method
-    assert not resp.complete and "possible implementations" in (resp.reason or "")
+    assert not resp.complete and resp.reason == "1 possible implementation the server could not resolve"
 
 
 def test_mcp_text_marks_and_counts_possible_hits(exact: ExactNavigator) -> None:
@@ -131,3 +131,24 @@ def test_cli_json_and_human_output(root: Path, exact: ExactNavigator) -> None:
     human = nav("refs", "Order.total")
     assert human.stdout.count("[possible]") == 2, human.stdout
     assert "2 possible references the server could not resolve" in human.stderr
+
+
+JS_DYNAMIC = """// Uses the server cannot resolve: the receivers have no type.
+export function show(thing) {
+  return thing.total(); // "thing.total" in a string is no use
+}
+"""
+
+
+def test_javascript_gets_the_same_possible_references(tmp_path_factory: pytest.TempPathFactory) -> None:
+    require_server("javascript")
+    root = tmp_path_factory.mktemp("possible-js") / "javascript"
+    shutil.copytree(WORKSPACES / "javascript", root)
+    (root / "src" / "dynamic.js").write_text(JS_DYNAMIC)
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.references("Order.total", deadline_s=DEADLINE)
+    precise, possible = _split(resp.items)
+    assert ("src/app.js", 10) in {(h.path, h.line) for h in precise}
+    assert {(h.path, h.line, h.col, h.kind) for h in possible} == {("src/dynamic.js", 3, 16, "possible call")}
+    assert not resp.complete and resp.reason == "1 possible reference the server could not resolve"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp.pool import LspAnswer, Operation, Position
+from lsp.pool import Location, LspAnswer, Operation, Position
 from navigator.exact import ExactNavigator, enclosing_symbol, parse_position, resolve_targets
 from storage.db import RefRow, SymbolRow
 from storage.errors import SymbolNotFoundError, UsageError
@@ -169,3 +169,27 @@ def test_empty_references_at_a_definition_are_not_a_complete_answer(root: Path) 
     assert resp.source == "syntax" and resp.items and all(h.provenance == ("syntax",) for h in resp.items)
     # at an explicit position an empty answer can be true (whitespace, a keyword): it stands
     assert exact.references("orders/app.py:1:1").complete
+
+
+class NoDeclarationPool(NoServerPool):
+    """A server that answers references but leaves the declaration out (seen from
+    typescript-language-server on express 5.1.0's ``createApplication``)."""
+
+    def query(
+        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        rescan: bool = True,
+    ) -> LspAnswer:
+        self.calls.append((language, op, list(positions)))
+        use = Location(str(root / "orders/app.py"), 1, 6, 1, 11)
+        return LspAnswer((use,), server="fake")
+
+
+def test_a_definition_the_server_left_out_comes_from_the_symbol_table(root: Path) -> None:
+    exact = ExactNavigator(root, FakeTable(), pool=NoDeclarationPool())  # type: ignore[arg-type]
+    resp = exact.references("total", deadline_s=5)
+    found = {(h.path, h.line, h.col): h for h in resp.items}
+    assert found[("orders/app.py", 2, 7)].provenance == ("lsp",)
+    definition = found[("orders/reports.py", 1, 5)]
+    assert definition.is_definition and definition.provenance == ("symbols",)
+    # never counted twice as a possible reference of itself
+    assert not any(h.provenance == ("possible",) and h.is_definition for h in resp.items)

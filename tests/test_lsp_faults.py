@@ -50,3 +50,52 @@ def test_missing_server_says_how_to_install(tmp_path: Path, monkeypatch: pytest.
     with ServerPool() as pool:
         answer = pool.query(tmp_path, "go", "references", [Position(str(tmp_path / "x.go"), 0, 0)], deadline_s=2.0)
     assert not answer.answered and "apt-get install -y golang-go gopls" in (answer.reason or "")
+
+
+LOADING = Path(__file__).parent / "lsp_workspaces" / "loading_server.py"
+
+
+class LoadingServer(registry.ServerDefinition):
+    name = "slowpoke"
+    key = "python"
+    languages = frozenset({"python"})
+    extensions = frozenset({".py"})
+    binaries = ()
+    install = "-"
+    ready_after_initialize = False
+    finish = False
+
+    def locate(self) -> str | None:
+        return sys.executable
+
+    def launch(self, root: Path, binary: str) -> registry.Launch:
+        return registry.Launch(cmd=(binary, str(LOADING), *(["--finish"] if self.finish else [])), cwd=str(root))
+
+    def is_ready_event(self, method: str, params: object) -> bool:
+        return method == "window/logMessage" and "Found" in str(params)
+
+
+class FinishingServer(LoadingServer):
+    finish = True
+
+
+def test_an_answer_that_runs_out_waiting_for_loading_says_how_far_it_got(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.SERVERS, "python", (LoadingServer,))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    with ServerPool() as pool:
+        answer = pool.query(tmp_path, "python", "references", [Position(str(tmp_path / "a.py"), 0, 0)], deadline_s=2.0)
+    assert not answer.complete and not answer.answered
+    reason = answer.reason or ""
+    assert reason.startswith("server still indexing (slowpoke loading for "), reason
+    assert reason.endswith('; last: "Searching for source files")'), reason
+
+
+def test_an_answer_that_waited_for_loading_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.SERVERS, "python", (FinishingServer,))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    with ServerPool() as pool:
+        answer = pool.query(tmp_path, "python", "references", [Position(str(tmp_path / "a.py"), 0, 0)], deadline_s=20.0)
+    assert answer.complete and answer.answered, answer.reason
+    assert any(n.startswith("waited ") and n.endswith("s for slowpoke to load the workspace") for n in answer.notes), answer.notes
