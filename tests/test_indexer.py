@@ -203,9 +203,9 @@ def test_newer_schema_is_refused_with_advice(tmp_path: Path) -> None:
 def test_corrupt_database_gives_a_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     db.write_bytes(b"this is not sqlite" * 100)
-    from storage.errors import StorageError
+    from storage.errors import IndexDamagedError
 
-    with pytest.raises(StorageError, match="delete that file"):
+    with pytest.raises(IndexDamagedError, match="damaged .*run `nav index` to rebuild it"):
         Store(db)
 
 
@@ -234,7 +234,7 @@ def test_a_version_1_index_is_migrated_in_place(make_repo: Callable[[dict[str, s
     conn.close()
     nav = Navigator(root)
     nav.index()
-    assert nav.store.get_meta("schema_version") == "2"
+    assert nav.store.get_meta("schema_version") == str(sdb.SCHEMA_VERSION)
     sql = nav.store.conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_fts'").fetchone()[0]
     assert "porter" in sql
     # stemming: "creates sales orders" finds create_sales_order
