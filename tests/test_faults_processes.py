@@ -7,6 +7,7 @@ and no process of the killed run may be left.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -17,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from faultkit import (
     alive,
     children,
@@ -70,7 +70,7 @@ def test_killing_nav_index_leaves_no_worker_and_no_held_lock(tmp_path: Path, sig
         workers, err = kill_while_parsing(proc, sig, rng)
         saw_workers += bool(workers)
         # every worker of the killed run ends with it (within a bound), so the lock is free
-        wait_until(lambda: not any(alive(w) for w in workers), 10, f"workers {workers} ending")
+        wait_until(lambda ws=workers: not any(alive(w) for w in ws), 10, f"workers {workers} ending")
         assert lock_is_free(lock), f"repeat {rep}: index.lock still held after the kill"
         if sig == signal.SIGTERM:
             if proc.returncode == 0:
@@ -177,12 +177,12 @@ def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
         try:
             wait_until(lambda: (root / ".nav" / "daemon.json").exists(), 60, "the daemon listening")
             # its first sync re-parses every changed module through the pool
-            wait_until(lambda: len(children(daemon.pid)) >= 2, 60, "the daemon's parse workers")
+            wait_until(lambda d=daemon: len(children(d.pid)) >= 2, 60, "the daemon's parse workers")
             workers = children(daemon.pid)
             time.sleep(rng.uniform(0.0, 0.3))  # the injection point
             daemon.kill()
             daemon.wait(timeout=10)
-            wait_until(lambda: not any(alive(w) for w in workers), 10, "the daemon's workers ending")
+            wait_until(lambda ws=workers: not any(alive(w) for w in ws), 10, "the daemon's workers ending")
             assert lock_is_free(root / ".nav" / "daemon.lock")
             assert lock_is_free(root / ".nav" / "index.lock")
         finally:
@@ -199,10 +199,8 @@ def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
         assert elapsed < 90
     finally:
         client = DaemonClient(root)
-        try:
+        with contextlib.suppress(Exception):  # best effort; the pid below is killed anyway
             client.stop()
-        except Exception:  # noqa: BLE001 - best effort; the pid below is killed anyway
-            pass
         info = root / ".nav" / "daemon.json"
         if info.exists():
             pid = daemon_pid(root)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from faultkit import make_repo, run_nav
+
 from navigator.api import Navigator
 from storage.errors import IndexReadOnlyError, StorageFullError, SymbolNotFoundError
 
