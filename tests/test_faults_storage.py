@@ -112,6 +112,12 @@ def _mount(*args: str) -> bool:
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 
 
+def _umount(folder: Path) -> None:
+    """Unmount; lazily if something still has a file open there (never leave a mount behind)."""
+    if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
 @contextlib.contextmanager
 def read_only(folder: Path) -> Iterator[None]:
     """``folder`` read-only for everyone, root included (a read-only bind mount)."""
@@ -129,7 +135,7 @@ def read_only(folder: Path) -> Iterator[None]:
             pytest.skip("cannot remount read-only here")
         yield
     finally:
-        subprocess.run(["umount", str(folder)], check=True)
+        _umount(folder)
 
 
 @contextlib.contextmanager
@@ -141,7 +147,7 @@ def small_disk(folder: Path, size: str) -> Iterator[None]:
     try:
         yield
     finally:
-        subprocess.run(["umount", str(folder)], check=True)
+        _umount(folder)
 
 
 def test_read_only_index_answers_queries_and_refuses_writes(indexed: Path) -> None:
