@@ -206,3 +206,30 @@ def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
             pid = daemon_pid(root)
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_status_does_not_count_skipped_binary_files_as_stale(tmp_path: Path) -> None:
+    from navigator.api import Navigator
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "config.py").write_text("class Config:\n    pass\n", encoding="utf-8")
+    (root / "notes_utf16.txt").write_bytes("hello, UTF-16 text\n".encode("utf-16"))
+    (root / "data.nc").write_bytes(b"CDF\x01\x00\x00\x00\x00" + bytes(range(256)) * 8)
+    with Navigator(root, refresh=False) as nav:
+        report = nav.index()
+        assert report.files == 1  # the two binary files are left out
+        status = nav.status()
+        assert status.last_run_complete and status.stale_files == 0
+        # a skipped file that changes is stale until the next run looks at it again
+        (root / "data.nc").write_bytes(b"CDF\x02\x00" + bytes(range(256)) * 9)
+        assert nav.status().stale_files == 1
+        nav.index()
+        assert nav.status().stale_files == 0
+        # and one that turns into text is indexed, and no longer remembered as skipped
+        (root / "notes_utf16.txt").write_text("def now_text():\n    pass\n", encoding="utf-8")
+        (root / "notes_utf16.txt").rename(root / "now_text.py")
+        nav.index()
+        assert nav.definitions("now_text").items[0].path == "now_text.py"
+        assert nav.status().stale_files == 0
+        assert "notes_utf16.txt" not in nav.store.skipped_rows()
