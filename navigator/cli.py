@@ -80,7 +80,9 @@ class Ctx:
     def nav(self) -> Any:
         """The engine: the root's daemon by default (started on first use), else in-process."""
         if self._nav is None:
-            if self.use_daemon:
+            from navigator.paths import daemon_possible
+
+            if self.use_daemon and daemon_possible(self.root):  # a read-only .nav: in-process
                 from navigator.client import DaemonClient
 
                 self._nav = DaemonClient(self.root)

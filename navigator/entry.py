@@ -94,6 +94,11 @@ def run() -> None:  # pragma: no cover - console-script entry; tested through su
     parsed = None
     if os.environ.get("NAV_NO_DAEMON") not in ("1", "true", "yes"):
         parsed = _parse(sys.argv[1:])
+    if parsed is not None:
+        from navigator.paths import daemon_possible, find_root
+
+        if not daemon_possible(Path(parsed[0]) if parsed[0] else find_root(Path.cwd())):
+            parsed = None  # no daemon can live in a read-only .nav: the click CLI runs in-process
     if parsed is None:
         from navigator.cli import run as click_run
 

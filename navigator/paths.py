@@ -192,3 +192,16 @@ def flock_within(fd: int, timeout_s: float) -> bool:
                 return False
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
+
+
+def daemon_possible(root: Path) -> bool:
+    """Whether a daemon can keep its lock, log and socket in ``root/.nav``: not when that folder
+    (or, before it exists, the root) is read-only. Then queries run in-process, reading the index."""
+    folder = root / NAV_DIR
+    probe = folder if folder.is_dir() else root
+    try:
+        if not os.access(probe, os.W_OK):
+            return False
+        return not os.statvfs(probe).f_flag & os.ST_RDONLY
+    except OSError:
+        return False

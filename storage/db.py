@@ -601,7 +601,14 @@ class Store:
         mtime_ns: int,
         lines: int,
     ) -> None:
-        """Replace every row of one file with what the parser found (atomic)."""
+        """Replace every row of one file with what the parser found (atomic).
+
+        A changed file mostly keeps its chunks and symbols (a branch switch or an edit moves some
+        lines); a row whose full-text entry would be the same (a chunk with the same text and
+        symbol, a symbol with the same qualified name) is updated in place, keeping its id and its
+        FTS row: deleting an FTS5 row costs as much as inserting one, so this halves the full-text
+        work of an update, and chunk ids (which key the vectors) stay stable.
+        """
         c = self.conn
         with self.transaction():
             notes = "; ".join(parsed.notes) or None
@@ -624,34 +631,60 @@ class Store:
                     ),
                 ).fetchone()[0]
             )
-            self._delete_file_rows(file_id)  # the file's previous rows, if it had any
+            old_symbols: dict[str, list[int]] = {}
+            for sid, qn in c.execute("SELECT id, qualified_name FROM symbols WHERE file_id=?", (file_id,)):
+                old_symbols.setdefault(str(qn), []).append(int(sid))
+            old_chunks: dict[tuple[str, str | None], list[int]] = {}
+            for cid, h, sym in c.execute("SELECT id, hash, symbol FROM chunks WHERE file_id=?", (file_id,)):
+                old_chunks.setdefault((str(h), sym), []).append(int(cid))
+            c.execute("DELETE FROM refs WHERE file_id=?", (file_id,))
+
             for sym in parsed.symbols:
+                values = (
+                    sym.name,
+                    sym.kind,
+                    sym.span.start_line,
+                    sym.span.start_col,
+                    sym.span.end_line,
+                    sym.span.end_col,
+                    sym.name_span.start_line,
+                    sym.name_span.start_col,
+                    sym.name_span.end_line,
+                    sym.name_span.end_col,
+                    sym.signature,
+                    sym.container,
+                    sym.docstring,
+                )
+                reuse = old_symbols.get(sym.qualified_name)
+                if reuse:
+                    c.execute(
+                        "UPDATE symbols SET name=?, kind=?, start_line=?, start_col=?, end_line=?, end_col=?,"
+                        " name_line=?, name_col=?, name_end_line=?, name_end_col=?, signature=?, container=?,"
+                        " docstring=? WHERE id=?",
+                        (*values, reuse.pop()),
+                    )
+                    continue
                 cur = c.execute(
-                    "INSERT INTO symbols(file_id, name, qualified_name, kind, start_line, start_col,"
+                    "INSERT INTO symbols(file_id, qualified_name, name, kind, start_line, start_col,"
                     " end_line, end_col, name_line, name_col, name_end_line, name_end_col,"
                     " signature, container, docstring) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        file_id,
-                        sym.name,
-                        sym.qualified_name,
-                        sym.kind,
-                        sym.span.start_line,
-                        sym.span.start_col,
-                        sym.span.end_line,
-                        sym.span.end_col,
-                        sym.name_span.start_line,
-                        sym.name_span.start_col,
-                        sym.name_span.end_line,
-                        sym.name_span.end_col,
-                        sym.signature,
-                        sym.container,
-                        sym.docstring,
-                    ),
+                    (file_id, sym.qualified_name, *values),
                 )
                 tokens = index_text(sym.qualified_name.replace(".", " "))
                 c.execute("INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, tokens))
-            path_tokens = index_text(parsed.path.replace("/", " ").replace(".", " "))
+            gone_symbols = [(sid,) for ids in old_symbols.values() for sid in ids]
+            c.executemany("DELETE FROM symbols_fts WHERE rowid=?", gone_symbols)
+            c.executemany("DELETE FROM symbols WHERE id=?", gone_symbols)
+
+            path_tokens: str | None = None
             for ch in parsed.chunks:
+                reuse = old_chunks.get((ch.content_hash, ch.symbol))
+                if reuse:
+                    c.execute(
+                        "UPDATE chunks SET start_line=?, end_line=?, signature=? WHERE id=?",
+                        (ch.start_line, ch.end_line, ch.signature, reuse.pop()),
+                    )
+                    continue
                 cur = c.execute(
                     "INSERT INTO chunks(file_id, start_line, end_line, symbol, signature, text, hash)"
                     " VALUES (?,?,?,?,?,?,?)",
@@ -665,6 +698,8 @@ class Store:
                         ch.content_hash,
                     ),
                 )
+                if path_tokens is None:
+                    path_tokens = index_text(parsed.path.replace("/", " ").replace(".", " "))
                 c.execute(
                     "INSERT INTO chunks_fts(rowid, path, symbol, text) VALUES (?,?,?,?)",
                     (
@@ -674,6 +709,9 @@ class Store:
                         index_text(ch.text),
                     ),
                 )
+            gone_chunks = [(cid,) for ids in old_chunks.values() for cid in ids]
+            c.executemany("DELETE FROM chunks_fts WHERE rowid=?", gone_chunks)
+            c.executemany("DELETE FROM chunks WHERE id=?", gone_chunks)
             c.executemany(
                 "INSERT INTO refs(file_id, name, line, col, end_col) VALUES (?,?,?,?,?)",
                 ((file_id, r.name, r.line, r.col, r.end_col) for r in parsed.refs),

@@ -15,6 +15,7 @@ import pytest
 
 from navigator.api import Navigator
 from storage.db import Store
+from storage.errors import SymbolNotFoundError
 
 ORDERS = """\
 class Order:
@@ -203,9 +204,9 @@ def test_newer_schema_is_refused_with_advice(tmp_path: Path) -> None:
 def test_corrupt_database_gives_a_clear_error(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     db.write_bytes(b"this is not sqlite" * 100)
-    from storage.errors import StorageError
+    from storage.errors import IndexDamagedError
 
-    with pytest.raises(StorageError, match="delete that file"):
+    with pytest.raises(IndexDamagedError, match="damaged .*run `nav index` to rebuild it"):
         Store(db)
 
 
@@ -234,7 +235,7 @@ def test_a_version_1_index_is_migrated_in_place(make_repo: Callable[[dict[str, s
     conn.close()
     nav = Navigator(root)
     nav.index()
-    assert nav.store.get_meta("schema_version") == "2"
+    assert nav.store.get_meta("schema_version") == str(sdb.SCHEMA_VERSION)
     sql = nav.store.conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_fts'").fetchone()[0]
     assert "porter" in sql
     # stemming: "creates sales orders" finds create_sales_order
@@ -272,4 +273,42 @@ def test_scoped_update_after_an_interrupted_run_is_a_full_run(
     (root / "util.py").write_text("def helper2():\n    pass\n")
     report = nav.index(only=["orders.py"])
     assert report.updated == ("util.py",)
+    nav.close()
+
+
+def test_an_update_keeps_unchanged_rows_and_their_full_text_entries(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    """A changed file keeps the ids (and FTS rows) of chunks and symbols whose text did not change,
+    with their new lines; what changed or went away is gone from the tables and the full text."""
+    def body(name: str, word: str) -> str:  # big enough to be a chunk of its own (budget 1500)
+        lines = [f"    value_{i} = '{word} {i}' * {i}" for i in range(60)]
+        return f"def {name}():\n" + "\n".join(lines) + "\n    return value_1\n"
+
+    kept, dropped = body("kept_function", "stable"), body("dropped_function", "vanishing")
+    # other.py, smaller, is written after mod.py: its rows hold the highest ids
+    root = make_repo({"mod.py": kept + "\n\n" + dropped, "other.py": "def other():\n    return 2\n"})
+    nav = Navigator(root)
+    nav.index()
+    c = nav.store.conn
+    kept_id = c.execute("SELECT id FROM chunks WHERE symbol='kept_function'").fetchone()[0]
+    sym_id = c.execute("SELECT id FROM symbols WHERE name='kept_function'").fetchone()[0]
+    (root / "mod.py").write_text("\n\n\n" + kept + "\n\n" + body("added_function", "fresh"))  # lines move
+    nav.index()
+    assert c.execute("SELECT id, start_line FROM chunks WHERE symbol='kept_function'").fetchone() == (kept_id, 4)
+    assert c.execute("SELECT id, name_line FROM symbols WHERE name='kept_function'").fetchone() == (sym_id, 4)
+    assert nav.definitions("added_function").items[0].line == 4 + 62 + 2
+    with pytest.raises(SymbolNotFoundError):
+        nav.definitions("dropped_function")
+    fts = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+    assert c.execute(fts, ("vanishing",)).fetchone()[0] == 0
+    assert c.execute(fts, ("stable",)).fetchone()[0] == 1
+    assert c.execute(fts, ("fresh",)).fetchone()[0] == 1
+    sym_fts = "SELECT count(*) FROM symbols_fts WHERE symbols_fts MATCH ?"
+    assert c.execute(sym_fts, ("dropped",)).fetchone()[0] == 0
+    # every FTS row belongs to a live row
+    n_chunks = c.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    n_symbols = c.execute("SELECT count(*) FROM symbols").fetchone()[0]
+    assert c.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == n_chunks
+    assert c.execute("SELECT count(*) FROM symbols_fts").fetchone()[0] == n_symbols
     nav.close()

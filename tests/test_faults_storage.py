@@ -1,0 +1,216 @@
+"""Storage faults: clear words, one documented way back, nothing lost (issue 8, section 5).
+
+Real SQLite files damaged with real bytes, real read-only and full file systems (a bind mount
+and a small tmpfs; skipped where this process may not mount), real `nav` processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from faultkit import make_repo, run_nav
+
+from navigator.api import Navigator
+from storage.errors import IndexReadOnlyError, StorageFullError, SymbolNotFoundError
+
+FILES = 60
+
+
+def integrity(db: Path) -> str:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return ",".join(str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)"))
+
+
+def damage(db: Path, rng: random.Random) -> int:
+    """Write random bytes over a random stretch in the middle of the file; return the offset."""
+    size = db.stat().st_size
+    offset = rng.randrange(4096, max(4097, size - 8192))
+    with open(db, "r+b") as fh:
+        fh.seek(offset)
+        fh.write(os.urandom(rng.choice([64, 1024, 4096, 8192])))
+    return offset
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo", files=FILES)
+    out = run_nav(root, "index")
+    assert out.returncode == 0, out.stderr
+    return root
+
+
+def test_garbage_in_the_index_is_detected_and_rebuilt(indexed: Path) -> None:
+    root = indexed
+    db = root / ".nav" / "index.db"
+    rng = random.Random(5)
+    damaged_runs = 0
+    for _ in range(4):
+        damage(db, rng)
+        damaged_runs += integrity(db) != "ok"
+        for args in (("status",), ("map", "--tokens", "64"), ("search", "helper value"), ("def", "Config")):
+            out = run_nav(root, *args)
+            assert "Traceback" not in out.stderr, (args, out.stderr)
+            # either it answered (rebuilt, with a note) or it said what is wrong and the way back
+            assert out.returncode in (0, 5), (args, out.returncode, out.stderr)
+            if out.returncode == 5:
+                assert "damaged" in out.stderr and "nav index" in out.stderr
+        out = run_nav(root, "index")
+        assert out.returncode == 0, out.stderr
+        assert integrity(db) == "ok", "nav index reported success over a damaged file"
+        defined = run_nav(root, "def", "helper_5_2")
+        assert defined.returncode == 0 and "pkg5/mod5.py" in defined.stdout
+    assert damaged_runs >= 2, "the injected garbage should have damaged the file"
+
+
+def test_nav_index_never_reports_success_over_damage(indexed: Path) -> None:
+    root = indexed
+    db = root / ".nav" / "index.db"
+    rng = random.Random(11)
+    while integrity(db) == "ok":  # damage the file until SQLite's check sees it (bounded by the seed)
+        damage(db, rng)
+    out = run_nav(root, "index")
+    assert out.returncode == 0, out.stderr
+    assert "damaged" in out.stderr and "rebuilt" in out.stderr  # the note says what happened
+    assert integrity(db) == "ok"
+    with Navigator(root, refresh=False) as nav:
+        assert nav.status().files == FILES + 1
+
+
+def test_a_truncated_index_is_rebuilt_on_the_next_query(indexed: Path) -> None:
+    root = indexed
+    db = root / ".nav" / "index.db"
+    with open(db, "r+b") as fh:
+        fh.truncate(db.stat().st_size // 3)
+    out = run_nav(root, "def", "Config")
+    assert out.returncode == 0, out.stderr
+    assert "config.py:1:7" in out.stdout
+    assert "damaged" in out.stderr  # the note
+    assert integrity(db) == "ok"
+
+
+def test_a_file_that_is_not_a_database(indexed: Path) -> None:
+    db = indexed / ".nav" / "index.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"not a database at all " * 500)
+    out = run_nav(indexed, "symbols", "helper_1_1")
+    assert out.returncode == 0, out.stderr
+    assert "helper_1_1" in out.stdout
+
+
+# -- read-only and full file systems ------------------------------------------------------------
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+def _umount(folder: Path) -> None:
+    """Unmount; lazily if something still has a file open there (never leave a mount behind)."""
+    if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """``folder`` read-only for everyone, root included (a read-only bind mount)."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    if not _mount("--bind", str(folder), str(folder)):
+        pytest.skip("cannot bind-mount here to make a folder read-only")
+    try:
+        if not _mount("-o", "remount,bind,ro", str(folder)):
+            pytest.skip("cannot remount read-only here")
+        yield
+    finally:
+        _umount(folder)
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str) -> Iterator[None]:
+    """A tmpfs of ``size`` mounted at ``folder`` (a full disk on demand)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or not _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)):
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield
+    finally:
+        _umount(folder)
+
+
+def test_read_only_index_answers_queries_and_refuses_writes(indexed: Path) -> None:
+    root = indexed
+    with read_only(root / ".nav"):
+        for args in (("def", "Config"), ("symbols", "helper_2"), ("status",), ("search", "helper value")):
+            out = run_nav(root, *args)
+            assert out.returncode == 0, (args, out.stderr)
+            assert "Traceback" not in out.stderr
+        out = run_nav(root, "def", "Config")
+        assert "config.py:1:7" in out.stdout and "read-only" in out.stderr
+        # the default path (through a daemon) cannot host one in a read-only .nav: it answers in-process
+        out = run_nav(root, "def", "Config", no_daemon=False)
+        assert out.returncode == 0 and "config.py:1:7" in out.stdout, out.stderr
+        out = run_nav(root, "index")
+        assert out.returncode == 5
+        assert "read-only" in out.stderr and "writable" in out.stderr and "Traceback" not in out.stderr
+    with Navigator(root) as nav:
+        assert nav.index().files == FILES + 1  # writable again: nothing was lost
+
+
+def test_read_only_api_raises_the_named_error(indexed: Path) -> None:
+    with read_only(indexed / ".nav"), Navigator(indexed, refresh=False) as nav:
+        assert nav.store.read_only
+        with pytest.raises(IndexReadOnlyError, match="make .* writable"):
+            nav.index()
+        assert nav.definitions("Config").items[0].path == "config.py"
+
+
+def test_disk_full_during_nav_index(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", files=FILES)
+    with small_disk(root / ".nav", "256k"):
+        out = run_nav(root, "index")
+        assert out.returncode == 5, (out.returncode, out.stderr)
+        assert "no space left" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_failed_reindex_on_a_full_disk_leaves_answers_that_say_so(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", files=FILES)
+    nav_dir = root / ".nav"
+    with small_disk(nav_dir, "8m"):
+        # as the daemon does: refresh off, re-index the watcher's paths
+        nav = Navigator(root, refresh=False)
+        try:
+            before = nav.index()
+            filler = nav_dir / "filler"
+            with open(filler, "wb") as fh, contextlib.suppress(OSError):
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            (root / "fresh.py").write_text(
+                "def brand_new_function():\n    return 1\n" + "# padding\n" * 20000, encoding="utf-8"
+            )
+            with pytest.raises(StorageFullError, match="no space left"):
+                nav.index(only=["fresh.py"])
+            old = nav.definitions("helper_3_1")
+            assert old.items and not old.complete and "failed" in (old.reason or "")
+            with pytest.raises(SymbolNotFoundError, match="last index update failed"):
+                nav.definitions("brand_new_function")
+            filler.unlink()
+            after = nav.index(only=["fresh.py"])
+            assert after.files == before.files + 1  # nothing lost, the new file in
+            resp = nav.definitions("brand_new_function")
+            assert resp.complete and not resp.notes
+        finally:
+            nav.close()
