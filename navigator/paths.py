@@ -39,7 +39,7 @@ def daemon_paths(root: Path) -> DaemonPaths:
         import hashlib  # only for very deep roots
 
         digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
-        sock = socket_dir() / f"nav-{digest}.sock"
+        sock = _socket_dir_path() / f"nav-{digest}.sock"  # checked by ensure_socket_dir before use
     return DaemonPaths(
         nav_dir=nav_dir,
         socket=sock,
@@ -134,27 +134,45 @@ def open_private(path: Path, flags: int = os.O_RDWR) -> int:
     return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
 
 
+def _socket_dir_path() -> Path:
+    """Where :func:`socket_dir` is, without creating or checking anything."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private_runtime_dir(runtime):
+        return Path(runtime)
+    return _fallback_socket_dir()
+
+
+def _fallback_socket_dir() -> Path:
+    import tempfile  # only for very deep roots; keeps the CLI's import path short
+
+    return Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+
+
+def _private_runtime_dir(runtime: str) -> bool:
+    if not os.path.isabs(runtime):
+        return False
+    try:
+        st = os.lstat(runtime)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def ensure_socket_dir(paths: DaemonPaths) -> None:
+    """Before binding or connecting: a socket outside ``.nav`` must sit in :func:`socket_dir`."""
+    if paths.socket.parent != paths.nav_dir:
+        socket_dir()
+
+
 def socket_dir() -> Path:
     """A folder only this user can enter, for sockets whose ``.nav`` path is too long:
     ``$XDG_RUNTIME_DIR`` when it is this user's and 0700, else ``<tmp>/nav-<uid>``, created
     0700 and checked (a real folder, owned by the user, 0700), never a predictable path
     that another user could have created first."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime):
-        try:
-            st = os.lstat(runtime)
-        except OSError:
-            st = None
-        if (
-            st is not None
-            and stat.S_ISDIR(st.st_mode)
-            and st.st_uid == os.getuid()
-            and stat.S_IMODE(st.st_mode) & 0o077 == 0
-        ):
-            return Path(runtime)
-    import tempfile  # only for very deep roots; keeps the CLI's import path short
-
-    path = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+    if runtime and _private_runtime_dir(runtime):
+        return Path(runtime)
+    path = _fallback_socket_dir()
     fix = "remove it if it is yours, or set XDG_RUNTIME_DIR (or TMPDIR) to a folder only you can enter"
     ensure_private_dir(path, what="the socket folder", fix=fix)
     st = os.lstat(path)

@@ -8,13 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -255,11 +253,14 @@ def test_nav_folder_and_files_are_private(hostile: Path) -> None:
     nav = Navigator(hostile)
     nav.index()
     nav.search("hello", k=1)  # writes the vectors file too
-    nav.close()
     nav_dir = hostile / ".nav"
+    wal = [nav_dir / "index.db-wal", nav_dir / "index.db-shm"]
+    assert [mode(p) for p in wal] == [0o600, 0o600]  # SQLite gives them the database's mode
+    nav.close()
     assert mode(nav_dir) == 0o700
     files = [p for p in nav_dir.iterdir() if p.is_file()]
     assert {"index.db", "index.lock", ".gitignore"} <= {p.name for p in files}
+    assert any(p.name.startswith("vectors-") for p in files)
     assert {p.name: mode(p) for p in files} == {p.name: 0o600 for p in files}
 
 
@@ -389,11 +390,12 @@ def test_deep_roots_socket_is_in_a_private_checked_folder(tmp_path: Path, monkey
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
     root = deep_root(tmp_path)
     sock = daemon_paths(root).socket
-    assert sock.parent == tmp_path / "tmp" / f"nav-{os.getuid()}" and mode(sock.parent) == 0o700
+    assert sock.parent == tmp_path / "tmp" / f"nav-{os.getuid()}"
     assert not sock.name.startswith(f"nav-{os.getuid()}-")  # the old predictable name is gone
     client = DaemonClient(root)
     try:
         assert client.definitions("hello").items[0].path == "app.py"
+        assert mode(sock.parent) == 0o700 and os.lstat(sock.parent).st_uid == os.getuid()
         assert mode(sock) == 0o600
     finally:
         client.stop()
@@ -414,6 +416,11 @@ def test_a_socket_folder_made_first_by_another_user_is_refused(
     os.chown(planted, NOBODY, NOBODY)  # the attacker got there first
     with pytest.raises(UnsafeIndexDirError, match="belongs to another user"):
         socket_dir()
+    started = time.monotonic()
+    out = cli(deep_root(tmp_path), "def", "hello", daemon=True)  # through the CLI: a clear error, at once
+    assert out.returncode == 5 and "the socket folder" in out.stderr and "belongs to another user" in out.stderr
+    assert "Traceback" not in out.stderr and time.monotonic() - started < 20
+    assert list(planted.iterdir()) == []  # no socket was bound in it
     planted.rmdir()
     planted.symlink_to(tmp_path)  # or planted a symlink
     with pytest.raises(UnsafeIndexDirError, match="is a symlink"):
