@@ -425,7 +425,8 @@ class ExactNavigator:
                         hits.setdefault((hit.path, hit.line, hit.col), hit)
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
         if files.outside:
-            notes.append(f"{files.outside} locations outside the root left out (nav serves only files under it)")
+            n = files.outside
+            notes.append(f"{n} location{'s' * (n != 1)} outside the root left out (nav serves only files under it)")
         if op == "callers" and lsp_answered:
             extra, note = self._method_uses(files, targets, items)
             if note:

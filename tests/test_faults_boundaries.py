@@ -124,6 +124,18 @@ def test_a_symlink_swapped_in_after_indexing_is_not_read(hostile: Path) -> None:
     nav.close()
 
 
+def test_server_locations_outside_the_root_are_left_out_with_a_note(tmp_path: Path) -> None:
+    """A real server's answer that points outside the root (here typeshed's `json`) is not read
+    or served; the note says so."""
+    root = tmp_path / "repo"
+    write(root, {"app.py": "import json\n\n\ndef dump(x):\n    return json.dumps(x)\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.definition("app.py:5:17", deadline_s=90)
+        assert resp.source and resp.source.startswith("lsp:")
+        assert resp.items == () and "1 location outside the root left out" in " ".join(resp.notes)
+
+
 # -- 2. positions outside the root: one check, four front ends -------------------------------
 
 OUTSIDE = ["../secrets/key.py:1:1", "/etc/passwd:999:1", "key.py:1:1", "../secrets/nope.py:3:1", "/etc/shadow:1"]
