@@ -6,6 +6,7 @@ the walker, SQLite, the CLI in its own process, the daemon, `nav lsp` (pytest-ls
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import stat
@@ -134,6 +135,20 @@ def test_server_locations_outside_the_root_are_left_out_with_a_note(tmp_path: Pa
         resp = nav.definition("app.py:5:17", deadline_s=90)
         assert resp.source and resp.source.startswith("lsp:")
         assert resp.items == () and "1 location outside the root left out" in " ".join(resp.notes)
+
+
+def test_a_symlink_swapped_in_between_walk_and_read_is_not_read(hostile: Path) -> None:
+    from navigator.indexer import _read
+
+    walked = next(f for f in walk(hostile).files if f.path == "app.py")
+    assert _read(walked, hostile)[0] is not None
+    (hostile / "app.py").unlink()
+    (hostile / "app.py").symlink_to(hostile.parent / "secrets" / "key.py")
+    assert _read(walked, hostile) == (None, "symlink to a file outside the root: not followed")
+    (hostile / "lib").rename(hostile / "lib2")  # a folder swapped for a link out, under the file
+    (hostile / "lib").symlink_to(hostile.parent / "secrets")
+    fake = dataclasses.replace(walked, path="lib/key.py", abspath=str(hostile / "lib" / "key.py"))
+    assert _read(fake, hostile) == (None, "symlink to a file outside the root: not followed")
 
 
 # -- 2. positions outside the root: one check, four front ends -------------------------------
