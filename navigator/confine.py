@@ -23,7 +23,13 @@ SHOWN_CHARS = 100
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``value`` as text for a message: control characters escaped, at most ``limit`` characters."""
-    text = value if isinstance(value, str) else os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    text = (
+        value
+        if isinstance(value, str)
+        else os.fspath(value)
+        if isinstance(value, os.PathLike)
+        else str(value)
+    )
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -83,12 +83,16 @@ def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | Non
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         if os.path.islink(path):
-            raise _refuse(path, what, f"is a symlink (to `{printable(os.readlink(path))[:100]}`)", fix) from None
+            raise _refuse(
+                path, what, f"is a symlink (to `{printable(os.readlink(path))[:100]}`)", fix
+            ) from None
         raise _refuse(path, what, f"is not a folder nav can open ({exc.strerror})", fix) from None
     try:
         st = os.fstat(fd)
         if st.st_uid != os.getuid():
-            raise _refuse(path, what, f"belongs to another user (uid {st.st_uid}, you are {os.getuid()})", fix)
+            raise _refuse(
+                path, what, f"belongs to another user (uid {st.st_uid}, you are {os.getuid()})", fix
+            )
         if stat.S_IMODE(st.st_mode) & 0o077:
             with contextlib.suppress(OSError):  # a read-only file system: nothing is written there either
                 os.fchmod(fd, PRIVATE_DIR_MODE)
@@ -107,7 +111,10 @@ def ensure_nav_dir(nav_dir: Path) -> Path:
         return nav_dir
     for entry in entries:
         try:
-            if entry.is_file(follow_symlinks=False) and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077
+            ):
                 os.chmod(entry.path, PRIVATE_FILE_MODE, follow_symlinks=False)
         except (OSError, NotImplementedError):
             continue
@@ -177,7 +184,9 @@ def socket_dir() -> Path:
     ensure_private_dir(path, what="the socket folder", fix=fix)
     st = os.lstat(path)
     if stat.S_IMODE(st.st_mode) & 0o077:
-        raise _refuse(path, "the socket folder", f"is open to others (mode {stat.S_IMODE(st.st_mode):o})", fix)
+        raise _refuse(
+            path, "the socket folder", f"is open to others (mode {stat.S_IMODE(st.st_mode):o})", fix
+        )
     return path
 
 

@@ -89,7 +89,9 @@ SECRET_SUFFIXES: tuple[str, ...] = (
     ".tfstate.backup",
 )  # fmt: skip
 _TEMPLATE_SUFFIXES: tuple[str, ...] = (".example", ".sample", ".template", ".dist", ".tmpl")
-SECRET_REASON = "likely secret (private key, credentials or .env); `[index] include_secrets = true` indexes it"
+SECRET_REASON = (
+    "likely secret (private key, credentials or .env); `[index] include_secrets = true` indexes it"
+)
 
 
 def looks_secret(name: str) -> bool:
@@ -312,7 +314,9 @@ def _walk_dir(
             if _ignored(specs, rel, True):
                 continue
             if not _valid_name(rel):
-                result.skipped.append((printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it"))
+                result.skipped.append(
+                    (printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it")
+                )
                 continue
             if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                 continue  # a virtualenv under any name
@@ -324,7 +328,9 @@ def _walk_dir(
             continue
         if is_link:
             if not _inside(root, entry.path):
-                result.skipped.append((printable_path(rel), "symlink to a file outside the root: not followed"))
+                result.skipped.append(
+                    (printable_path(rel), "symlink to a file outside the root: not followed")
+                )
             continue  # a link inside the root: its target is indexed under its own path
         if (wf := _take_file(rel, entry.path, st, opts, result)) is not None:
             yield wf

@@ -65,7 +65,9 @@ def hostile(tmp_path: Path) -> Path:
     return root
 
 
-def cli(root: Path, *args: str, daemon: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(
+    root: Path, *args: str, daemon: bool = False, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NAV_DAEMON_NO_EMBED": "1", "NAV_DAEMON_NO_WARM": "1"}
     if daemon:
         env.pop("NAV_NO_DAEMON", None)
@@ -153,7 +155,13 @@ def test_a_symlink_swapped_in_between_walk_and_read_is_not_read(hostile: Path) -
 
 # -- 2. positions outside the root: one check, four front ends -------------------------------
 
-OUTSIDE = ["../secrets/key.py:1:1", "/etc/passwd:999:1", "key.py:1:1", "../secrets/nope.py:3:1", "/etc/shadow:1"]
+OUTSIDE = [
+    "../secrets/key.py:1:1",
+    "/etc/passwd:999:1",
+    "key.py:1:1",
+    "../secrets/nope.py:3:1",
+    "/etc/shadow:1",
+]
 
 
 def assert_refused(message: str, target: str) -> None:
@@ -179,7 +187,12 @@ def test_api_refuses_positions_outside_the_root(hostile: Path, target: str) -> N
 
 def test_cli_refuses_positions_outside_the_root(hostile: Path) -> None:
     assert cli(hostile, "index").returncode == 0
-    for verb, target in [("hover", OUTSIDE[0]), ("refs", OUTSIDE[1]), ("callers", OUTSIDE[2]), ("find", OUTSIDE[3])]:
+    for verb, target in [
+        ("hover", OUTSIDE[0]),
+        ("refs", OUTSIDE[1]),
+        ("callers", OUTSIDE[2]),
+        ("find", OUTSIDE[3]),
+    ]:
         out = cli(hostile, verb, target)
         assert out.returncode == 2, (verb, out.stdout, out.stderr)
         assert_refused(out.stderr, target)
@@ -237,7 +250,8 @@ async def test_nav_lsp_refuses_positions_outside_the_root(lsp: LanguageClient, l
         with pytest.raises(Exception, match="is outside the root") as err:
             await lsp.text_document_hover_async(
                 types.HoverParams(
-                    text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=0, character=0),
                 )
             )
         assert SECRET not in str(err.value)
@@ -365,7 +379,11 @@ def test_likely_secret_files_are_left_out_and_reported(tmp_path: Path) -> None:
         hits = nav.search(SECRET, k=20).items
         assert not any(SECRET in h.snippet for h in hits)
     out = cli(root, "index")
-    assert out.returncode == 0 and "skipped .env: likely secret" in out.stderr and "include_secrets" in out.stderr
+    assert (
+        out.returncode == 0
+        and "skipped .env: likely secret" in out.stderr
+        and "include_secrets" in out.stderr
+    )
 
 
 def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
@@ -408,7 +426,9 @@ def deep_root(tmp_path: Path) -> Path:
     return root
 
 
-def test_deep_roots_socket_is_in_a_private_checked_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deep_roots_socket_is_in_a_private_checked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir(mode=0o1777)
@@ -445,7 +465,9 @@ def test_a_socket_folder_made_first_by_another_user_is_refused(
         socket_dir()
     started = time.monotonic()
     out = cli(deep_root(tmp_path), "def", "hello", daemon=True)  # through the CLI: a clear error, at once
-    assert out.returncode == 5 and "the socket folder" in out.stderr and "belongs to another user" in out.stderr
+    assert (
+        out.returncode == 5 and "the socket folder" in out.stderr and "belongs to another user" in out.stderr
+    )
     assert "Traceback" not in out.stderr and time.monotonic() - started < 20
     assert list(planted.iterdir()) == []  # no socket was bound in it
     planted.rmdir()
@@ -520,11 +542,16 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_reported(tmp_path: Path) ->
     assert ("bad\\xffname.py", "file name is not valid UTF-8; rename it to index it") in result.skipped
     out = cli(root, "index")
     assert out.returncode == 0, out.stderr
-    assert "Traceback" not in out.stderr and "skipped bad\\xffname.py: file name is not valid UTF-8" in out.stderr
+    assert (
+        "Traceback" not in out.stderr
+        and "skipped bad\\xffname.py: file name is not valid UTF-8" in out.stderr
+    )
     out = cli(root, "index", "--json")
-    assert out.returncode == 0 and ["bad\\xffname.py", "file name is not valid UTF-8; rename it to index it"] in json.loads(
-        out.stdout
-    )["skipped"]
+    assert (
+        out.returncode == 0
+        and ["bad\\xffname.py", "file name is not valid UTF-8; rename it to index it"]
+        in json.loads(out.stdout)["skipped"]
+    )
 
 
 def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> None:
@@ -540,7 +567,9 @@ def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> 
     with Navigator(root) as nav:
         from navigator.textout import render_response
 
-        assert render_response(nav.definitions("newline_thing")).splitlines()[0].startswith("new\\nline.py:1:5")
+        assert (
+            render_response(nav.definitions("newline_thing")).splitlines()[0].startswith("new\\nline.py:1:5")
+        )
 
 
 def test_every_refusal_is_a_nav_error_with_a_short_message(hostile: Path) -> None:
@@ -548,4 +577,3 @@ def test_every_refusal_is_a_nav_error_with_a_short_message(hostile: Path) -> Non
     with Navigator(hostile) as nav, pytest.raises(OutsideRootError) as err:
         nav.hover(long_target)
     assert isinstance(err.value, NavError) and len(str(err.value)) < 400 and "…" in str(err.value)
-

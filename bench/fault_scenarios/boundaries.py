@@ -49,7 +49,9 @@ def _hostile_repo(workdir: Path) -> Path:
     return root
 
 
-def _cli(root: Path, *args: str, daemon: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _cli(
+    root: Path, *args: str, daemon: bool = False, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = dict(_ENV)
     env.pop("NAV_NO_DAEMON", None)
     if not daemon:
@@ -365,7 +367,9 @@ def likely_secrets(workdir: Path) -> list[FaultResult]:
         report = nav.index()
         reported = {p for p, why in report.skipped if "likely secret" in why}
         found = nav.search(SECRET, k=50).items
-        lost = len({h.path for h in found if SECRET in h.snippet}) + len(set(files) & set(nav.store.file_rows()))
+        lost = len({h.path for h in found if SECRET in h.snippet}) + len(
+            set(files) & set(nav.store.file_rows())
+        )
         ok = _hello_ok(nav)
     return [FaultResult(AREA, "likely-secret files not in .gitignore (.env, id_rsa, *.pem, credentials.json…)",
                         len(files), len(reported & set(files)), len(files) if ok else 0, lost)]  # fmt: skip
@@ -402,7 +406,11 @@ def gitignore_under_the_daemon(workdir: Path) -> list[FaultResult]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return [FaultResult(AREA, ".gitignore changed while the daemon runs (no nav index)", 1, honest, recovered, lost)]
+    return [
+        FaultResult(
+            AREA, ".gitignore changed while the daemon runs (no nav index)", 1, honest, recovered, lost
+        )
+    ]
 
 
 _LISTENER = """
