@@ -399,6 +399,14 @@ def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
         assert not set(SECRET_FILES) & set(nav.store.file_rows())
 
 
+def test_a_config_file_linked_out_of_the_root_is_not_read(hostile: Path) -> None:
+    (hostile.parent / "secrets" / "other.toml").write_text(f'[index]\n{SECRET} = "{SECRET}"\n')
+    (hostile / ".nav.toml").symlink_to(hostile.parent / "secrets" / "other.toml")
+    with Navigator(hostile) as nav:
+        assert nav.config.warnings == (".nav.toml is a symlink out of the root; not read (using defaults)",)
+        assert not any(SECRET in n for n in nav.status().notes)
+
+
 def test_a_gitignore_change_applies_while_the_daemon_runs(hostile: Path) -> None:
     write(hostile, {"notes/private_notes.py": f"def private_plan():\n    return '{SECRET}'\n"})
     client = DaemonClient(hostile)
