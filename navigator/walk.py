@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pathspec
 
+from navigator.confine import is_inside
+from navigator.paths import printable
+
 DEFAULT_SKIP_DIRS: frozenset[str] = frozenset(
     {
         ".git",
@@ -109,8 +112,6 @@ def looks_secret(name: str) -> bool:
 
 def printable_path(path: str) -> str:
     """``path`` for a report: bytes that are not UTF-8 as ``\\xff``, control characters escaped."""
-    from navigator.paths import printable
-
     return printable(path)
 
 
@@ -181,12 +182,6 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
         if result.include is not None:
             verdict = bool(result.include)
     return verdict
-
-
-def _inside(root: str, path: str) -> bool:
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -327,7 +322,7 @@ def _walk_dir(
         if _ignored(specs, rel, False):
             continue
         if is_link:
-            if not _inside(root, entry.path):
+            if not is_inside(root, entry.path):
                 result.skipped.append(
                     (printable_path(rel), "symlink to a file outside the root: not followed")
                 )
