@@ -139,6 +139,22 @@ def test_server_locations_outside_the_root_are_left_out_with_a_note(tmp_path: Pa
         assert resp.items == () and "1 location outside the root left out" in " ".join(resp.notes)
 
 
+def test_references_a_server_finds_through_a_symlink_are_left_out(tmp_path: Path) -> None:
+    """basedpyright follows a file symlink to a sibling's secret on its own; before, `nav refs`
+    served its lines (the secret on the same line as the call)."""
+    write(tmp_path / "secrets", {"key.py": f"from app import hello\n\nX = hello()  # {SECRET}\n"})
+    root = tmp_path / "repo"
+    write(root, {"app.py": "def hello():\n    return 1\n\n\ndef main():\n    return hello()\n"})
+    (root / "key.py").symlink_to(tmp_path / "secrets" / "key.py")
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.references("hello", deadline_s=90)
+    assert resp.source == "lsp:basedpyright" and resp.complete
+    assert {(h.path, h.line) for h in resp.items} == {("app.py", 1), ("app.py", 6)}
+    assert not any(SECRET in h.code for h in resp.items)
+    assert "2 locations outside the root left out (nav serves only files under it)" in resp.notes
+
+
 def test_a_symlink_swapped_in_between_walk_and_read_is_not_read(hostile: Path) -> None:
     from navigator.indexer import _read
 
