@@ -107,6 +107,26 @@ def symlinks_out_of_the_root(workdir: Path) -> list[FaultResult]:
                         injected, honest, recovered, lost)]  # fmt: skip
 
 
+def server_follows_a_symlink(workdir: Path) -> list[FaultResult]:
+    """The language server reads a linked file on its own; its locations there must not be served."""
+    from navigator import Navigator
+
+    root = _hostile_repo(workdir)
+    _write(workdir / "secrets", {"calls.py": f"from app import hello\n\nX = hello()  # {SECRET}\n"})
+    (root / "calls.py").symlink_to(workdir / "secrets" / "calls.py")
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.references("hello", deadline_s=90)
+        served = [h for h in resp.items if h.path not in ("app.py",)]
+        lost = len(served) + sum(_leaks(h.code) for h in resp.items)
+        honest = int(not served and any("outside the root left out" in n for n in resp.notes))
+        recovered = int({(h.path, h.line) for h in resp.items} == {("app.py", 1), ("app.py", 6)})
+    return [
+        FaultResult(AREA, "a language server's locations reached through a file symlink out of the root (refs)",
+                    1, honest, recovered, lost, note=f"server: {resp.source}")
+    ]  # fmt: skip
+
+
 def symlink_swapped_in_after_indexing(workdir: Path) -> list[FaultResult]:
     from navigator import Navigator
     from navigator.confine import read_inside
@@ -509,6 +529,7 @@ def file_names(workdir: Path) -> list[FaultResult]:
 
 SCENARIOS: list[Scenario] = [
     symlinks_out_of_the_root,
+    server_follows_a_symlink,
     symlink_swapped_in_after_indexing,
     positions_outside_the_root,
     index_files_private,
