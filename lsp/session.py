@@ -22,6 +22,7 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -401,9 +402,11 @@ class ServerSession:
                     continue
                 full = os.path.join(dirpath, name)
                 try:
-                    st = os.stat(full)
+                    st = os.lstat(full)
                 except OSError:
                     continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a symlink may lead out of the root: never opened for a server
                 out[full] = FileState(st.st_mtime_ns, st.st_size)
         return out
 
@@ -443,7 +446,9 @@ class ServerSession:
             if any(part in _SKIP_DIRS for part in Path(full[len(root) :]).parts[:-1]):
                 continue
             try:
-                st = os.stat(full)
+                st = os.lstat(full)
+                if not stat.S_ISREG(st.st_mode):
+                    raise FileNotFoundError(full)  # a symlink now: never opened for a server
             except OSError:
                 if full in self._known:
                     gone.add(full)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import daemon_paths, ensure_nav_dir, flock_within, open_private
+from navigator.paths import daemon_paths, ensure_nav_dir, ensure_socket_dir, flock_within, open_private
 from navigator.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from storage import errors as nav_errors
 from storage.errors import NavError, ServerError, shorten
@@ -169,6 +169,7 @@ class DaemonClient:
         self.close()
 
     def _try_connect(self) -> bool:
+        ensure_socket_dir(self.paths)  # deep roots: the socket's folder must be ours alone
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(str(self.paths.socket))

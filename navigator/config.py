@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from navigator.confine import is_inside
 from storage.redact import redact, url_has_password
 
 
@@ -100,6 +101,10 @@ def load_config(root: Path) -> Config:
     source: str | None = None
     nav_toml = root / ".nav.toml"
     pyproject = root / "pyproject.toml"
+    for name in (nav_toml, pyproject):
+        if name.is_symlink() and not is_inside(root, name):
+            warnings.append(f"{name.name} is a symlink out of the root; not read (using defaults)")
+            return Config(warnings=tuple(warnings))
     try:
         if nav_toml.is_file():
             table = tomllib.loads(nav_toml.read_text(encoding="utf-8"))

@@ -16,14 +16,20 @@ from pathlib import Path
 
 from storage.errors import OutsideRootError
 
-__all__ = ["confine", "is_inside", "read_inside", "read_text_inside", "shown"]
+__all__ = ["confine", "is_inside", "open_inside", "read_inside", "read_text_inside", "shown"]
 
 SHOWN_CHARS = 100
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``value`` as text for a message: control characters escaped, at most ``limit`` characters."""
-    text = value if isinstance(value, str) else os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    text = (
+        value
+        if isinstance(value, str)
+        else os.fspath(value)
+        if isinstance(value, os.PathLike)
+        else str(value)
+    )
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -62,32 +68,44 @@ def confine(root: Path | str, path: str | os.PathLike[str], *, given_as: object 
     return Path(os.path.relpath(real, real_root)).as_posix()
 
 
-def read_inside(root: Path | str, path: str | os.PathLike[str]) -> bytes | None:
-    """The bytes of ``path`` (absolute, or relative to ``root``), or None when it cannot be read
-    or is not under the root. The check is made on the file actually opened (its
-    ``/proc/self/fd`` link), so swapping in a symlink between a check and the read does not
-    get past it."""
+def open_inside(root: Path | str, path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of the regular file ``path`` (absolute, or relative to ``root``).
+    The check is made on the file actually opened (its ``/proc/self/fd`` link), so a symlink
+    swapped in between a check and the open does not get past it. :class:`OutsideRootError`
+    when the file is not under the root; ``OSError`` when it cannot be opened or is not a
+    regular file (a FIFO or a device is never read)."""
     real_root = _real_root(root)
     full = os.path.join(real_root, os.fspath(path))
     if not _within(os.path.realpath(full), real_root):
-        return None
-    try:
-        fd = os.open(full, os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
+        raise OutsideRootError(f"`{shown(path)}` is outside the root {shown(real_root)}")
+    fd = os.open(full, os.O_RDONLY | os.O_NOCTTY | getattr(os, "O_NONBLOCK", 0))
     try:
         try:
             opened = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             opened = os.path.realpath(full)  # no /proc: the check above stands
-        if not _within(opened, real_root) or not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # outside the root, or a FIFO / device: never read
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    except OSError:
-        return None
-    finally:
+        if not _within(opened, real_root):
+            raise OutsideRootError(f"`{shown(path)}` is outside the root {shown(real_root)}")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"`{shown(path)}` is not a regular file")
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+def read_inside(root: Path | str, path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of ``path`` (see :func:`open_inside`), or None when it cannot be read or is
+    not under the root."""
+    try:
+        fd = open_inside(root, path)
+    except (OSError, OutsideRootError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read()
+        except OSError:
+            return None
 
 
 def read_text_inside(root: Path | str, path: str | os.PathLike[str]) -> str | None:

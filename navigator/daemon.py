@@ -32,7 +32,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import DaemonPaths, daemon_paths, ensure_nav_dir, open_private
+from navigator.paths import DaemonPaths, daemon_paths, ensure_nav_dir, ensure_socket_dir, open_private
 from navigator.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -144,6 +144,7 @@ class Daemon:
             os.close(lock_fd)
             return 0
         try:
+            ensure_socket_dir(self.paths)  # deep roots: a folder only this user can enter
             if self.paths.socket.exists() or self.paths.socket.is_symlink():
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
             self._server = _Server(str(self.paths.socket), _Handler, daemon=self)

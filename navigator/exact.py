@@ -437,7 +437,8 @@ class ExactNavigator:
                         hits[(t.path, t.line, t.col)] = hit
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
         if files.outside:
-            notes.append(f"{files.outside} locations outside the root left out (nav serves only files under it)")
+            n = files.outside
+            notes.append(f"{n} location{'s' * (n != 1)} outside the root left out (nav serves only files under it)")
         if lsp_answered:
             extra, why = self._possible(files, op, targets, items)
             if why:

@@ -24,13 +24,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from navigator.confine import open_inside
 from navigator.paths import ensure_nav_dir, flock_within, open_private
 from navigator.results import IndexReport
 from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk, walk_paths
 from semantic.languages import detect_language
 from semantic.parse import parse_source
 from storage.db import Store
-from storage.errors import IndexBusyError
+from storage.errors import IndexBusyError, OutsideRootError
 from storage.model import ParsedFile
 
 log = logging.getLogger(__name__)
@@ -198,10 +199,12 @@ def index_lock(nav_dir: Path, *, timeout_s: float = 30.0) -> Iterator[None]:
         os.close(fd)
 
 
-def _read(file: WalkedFile) -> tuple[bytes | None, str | None]:
+def _read(file: WalkedFile, root: Path) -> tuple[bytes | None, str | None]:
     try:
-        with open(file.abspath, "rb") as fh:
+        with os.fdopen(open_inside(root, file.path), "rb") as fh:  # a symlink swapped in since the walk: refused
             return fh.read(), None
+    except OutsideRootError:
+        return None, "symlink to a file outside the root: not followed"
     except OSError as exc:
         return None, f"unreadable: {exc.strerror or exc}"
 
@@ -256,7 +259,7 @@ def index_root(
             continue
         if row is None and was_binary.get(path) == (wf.size, wf.mtime_ns):
             continue  # binary when last read, and not changed since
-        data, err = _read(wf)
+        data, err = _read(wf, root)
         if data is None:
             skipped.append((path, err or "unreadable"))
             continue

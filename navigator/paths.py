@@ -39,7 +39,7 @@ def daemon_paths(root: Path) -> DaemonPaths:
         import hashlib  # only for very deep roots
 
         digest = hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
-        sock = socket_dir() / f"nav-{digest}.sock"
+        sock = _socket_dir_path() / f"nav-{digest}.sock"  # checked by ensure_socket_dir before use
     return DaemonPaths(
         nav_dir=nav_dir,
         socket=sock,
@@ -83,12 +83,16 @@ def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | Non
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         if os.path.islink(path):
-            raise _refuse(path, what, f"is a symlink (to `{printable(os.readlink(path))[:100]}`)", fix) from None
+            raise _refuse(
+                path, what, f"is a symlink (to `{printable(os.readlink(path))[:100]}`)", fix
+            ) from None
         raise _refuse(path, what, f"is not a folder nav can open ({exc.strerror})", fix) from None
     try:
         st = os.fstat(fd)
         if st.st_uid != os.getuid():
-            raise _refuse(path, what, f"belongs to another user (uid {st.st_uid}, you are {os.getuid()})", fix)
+            raise _refuse(
+                path, what, f"belongs to another user (uid {st.st_uid}, you are {os.getuid()})", fix
+            )
         if stat.S_IMODE(st.st_mode) & 0o077:
             with contextlib.suppress(OSError):  # a read-only file system: nothing is written there either
                 os.fchmod(fd, PRIVATE_DIR_MODE)
@@ -107,7 +111,10 @@ def ensure_nav_dir(nav_dir: Path) -> Path:
         return nav_dir
     for entry in entries:
         try:
-            if entry.is_file(follow_symlinks=False) and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077
+            ):
                 os.chmod(entry.path, PRIVATE_FILE_MODE, follow_symlinks=False)
         except (OSError, NotImplementedError):
             continue
@@ -134,32 +141,52 @@ def open_private(path: Path, flags: int = os.O_RDWR) -> int:
     return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
 
 
+def _socket_dir_path() -> Path:
+    """Where :func:`socket_dir` is, without creating or checking anything."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private_runtime_dir(runtime):
+        return Path(runtime)
+    return _fallback_socket_dir()
+
+
+def _fallback_socket_dir() -> Path:
+    import tempfile  # only for very deep roots; keeps the CLI's import path short
+
+    return Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+
+
+def _private_runtime_dir(runtime: str) -> bool:
+    if not os.path.isabs(runtime):
+        return False
+    try:
+        st = os.lstat(runtime)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def ensure_socket_dir(paths: DaemonPaths) -> None:
+    """Before binding or connecting: a socket outside ``.nav`` must sit in :func:`socket_dir`."""
+    if paths.socket.parent != paths.nav_dir:
+        socket_dir()
+
+
 def socket_dir() -> Path:
     """A folder only this user can enter, for sockets whose ``.nav`` path is too long:
     ``$XDG_RUNTIME_DIR`` when it is this user's and 0700, else ``<tmp>/nav-<uid>``, created
     0700 and checked (a real folder, owned by the user, 0700), never a predictable path
     that another user could have created first."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime):
-        try:
-            st = os.lstat(runtime)
-        except OSError:
-            st = None
-        if (
-            st is not None
-            and stat.S_ISDIR(st.st_mode)
-            and st.st_uid == os.getuid()
-            and stat.S_IMODE(st.st_mode) & 0o077 == 0
-        ):
-            return Path(runtime)
-    import tempfile  # only for very deep roots; keeps the CLI's import path short
-
-    path = Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+    if runtime and _private_runtime_dir(runtime):
+        return Path(runtime)
+    path = _fallback_socket_dir()
     fix = "remove it if it is yours, or set XDG_RUNTIME_DIR (or TMPDIR) to a folder only you can enter"
     ensure_private_dir(path, what="the socket folder", fix=fix)
     st = os.lstat(path)
     if stat.S_IMODE(st.st_mode) & 0o077:
-        raise _refuse(path, "the socket folder", f"is open to others (mode {stat.S_IMODE(st.st_mode):o})", fix)
+        raise _refuse(
+            path, "the socket folder", f"is open to others (mode {stat.S_IMODE(st.st_mode):o})", fix
+        )
     return path
 
 

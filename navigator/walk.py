@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pathspec
 
+from navigator.confine import is_inside
+from navigator.paths import printable
+
 DEFAULT_SKIP_DIRS: frozenset[str] = frozenset(
     {
         ".git",
@@ -89,7 +92,9 @@ SECRET_SUFFIXES: tuple[str, ...] = (
     ".tfstate.backup",
 )  # fmt: skip
 _TEMPLATE_SUFFIXES: tuple[str, ...] = (".example", ".sample", ".template", ".dist", ".tmpl")
-SECRET_REASON = "likely secret (private key, credentials or .env); `[index] include_secrets = true` indexes it"
+SECRET_REASON = (
+    "likely secret (private key, credentials or .env); `[index] include_secrets = true` indexes it"
+)
 
 
 def looks_secret(name: str) -> bool:
@@ -107,8 +112,6 @@ def looks_secret(name: str) -> bool:
 
 def printable_path(path: str) -> str:
     """``path`` for a report: bytes that are not UTF-8 as ``\\xff``, control characters escaped."""
-    from navigator.paths import printable
-
     return printable(path)
 
 
@@ -179,12 +182,6 @@ def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: 
         if result.include is not None:
             verdict = bool(result.include)
     return verdict
-
-
-def _inside(root: str, path: str) -> bool:
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -312,7 +309,9 @@ def _walk_dir(
             if _ignored(specs, rel, True):
                 continue
             if not _valid_name(rel):
-                result.skipped.append((printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it"))
+                result.skipped.append(
+                    (printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it")
+                )
                 continue
             if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                 continue  # a virtualenv under any name
@@ -323,8 +322,10 @@ def _walk_dir(
         if _ignored(specs, rel, False):
             continue
         if is_link:
-            if not _inside(root, entry.path):
-                result.skipped.append((printable_path(rel), "symlink to a file outside the root: not followed"))
+            if not is_inside(root, entry.path):
+                result.skipped.append(
+                    (printable_path(rel), "symlink to a file outside the root: not followed")
+                )
             continue  # a link inside the root: its target is indexed under its own path
         if (wf := _take_file(rel, entry.path, st, opts, result)) is not None:
             yield wf

@@ -6,15 +6,14 @@ the walker, SQLite, the CLI in its own process, the daemon, `nav lsp` (pytest-ls
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +65,9 @@ def hostile(tmp_path: Path) -> Path:
     return root
 
 
-def cli(root: Path, *args: str, daemon: bool = False, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(
+    root: Path, *args: str, daemon: bool = False, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NAV_DAEMON_NO_EMBED": "1", "NAV_DAEMON_NO_WARM": "1"}
     if daemon:
         env.pop("NAV_NO_DAEMON", None)
@@ -126,9 +127,57 @@ def test_a_symlink_swapped_in_after_indexing_is_not_read(hostile: Path) -> None:
     nav.close()
 
 
+def test_server_locations_outside_the_root_are_left_out_with_a_note(tmp_path: Path) -> None:
+    """A real server's answer that points outside the root (here typeshed's `json`) is not read
+    or served; the note says so."""
+    root = tmp_path / "repo"
+    write(root, {"app.py": "import json\n\n\ndef dump(x):\n    return json.dumps(x)\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.definition("app.py:5:17", deadline_s=90)
+        assert resp.source and resp.source.startswith("lsp:")
+        assert resp.items == () and "1 location outside the root left out" in " ".join(resp.notes)
+
+
+def test_references_a_server_finds_through_a_symlink_are_left_out(tmp_path: Path) -> None:
+    """basedpyright follows a file symlink to a sibling's secret on its own; before, `nav refs`
+    served its lines (the secret on the same line as the call)."""
+    write(tmp_path / "secrets", {"key.py": f"from app import hello\n\nX = hello()  # {SECRET}\n"})
+    root = tmp_path / "repo"
+    write(root, {"app.py": "def hello():\n    return 1\n\n\ndef main():\n    return hello()\n"})
+    (root / "key.py").symlink_to(tmp_path / "secrets" / "key.py")
+    with Navigator(root) as nav:
+        nav.index()
+        resp = nav.references("hello", deadline_s=90)
+    assert resp.source == "lsp:basedpyright" and resp.complete
+    assert {(h.path, h.line) for h in resp.items} == {("app.py", 1), ("app.py", 6)}
+    assert not any(SECRET in h.code for h in resp.items)
+    assert "2 locations outside the root left out (nav serves only files under it)" in resp.notes
+
+
+def test_a_symlink_swapped_in_between_walk_and_read_is_not_read(hostile: Path) -> None:
+    from navigator.indexer import _read
+
+    walked = next(f for f in walk(hostile).files if f.path == "app.py")
+    assert _read(walked, hostile)[0] is not None
+    (hostile / "app.py").unlink()
+    (hostile / "app.py").symlink_to(hostile.parent / "secrets" / "key.py")
+    assert _read(walked, hostile) == (None, "symlink to a file outside the root: not followed")
+    (hostile / "lib").rename(hostile / "lib2")  # a folder swapped for a link out, under the file
+    (hostile / "lib").symlink_to(hostile.parent / "secrets")
+    fake = dataclasses.replace(walked, path="lib/key.py", abspath=str(hostile / "lib" / "key.py"))
+    assert _read(fake, hostile) == (None, "symlink to a file outside the root: not followed")
+
+
 # -- 2. positions outside the root: one check, four front ends -------------------------------
 
-OUTSIDE = ["../secrets/key.py:1:1", "/etc/passwd:999:1", "key.py:1:1", "../secrets/nope.py:3:1", "/etc/shadow:1"]
+OUTSIDE = [
+    "../secrets/key.py:1:1",
+    "/etc/passwd:999:1",
+    "key.py:1:1",
+    "../secrets/nope.py:3:1",
+    "/etc/shadow:1",
+]
 
 
 def assert_refused(message: str, target: str) -> None:
@@ -154,7 +203,12 @@ def test_api_refuses_positions_outside_the_root(hostile: Path, target: str) -> N
 
 def test_cli_refuses_positions_outside_the_root(hostile: Path) -> None:
     assert cli(hostile, "index").returncode == 0
-    for verb, target in [("hover", OUTSIDE[0]), ("refs", OUTSIDE[1]), ("callers", OUTSIDE[2]), ("find", OUTSIDE[3])]:
+    for verb, target in [
+        ("hover", OUTSIDE[0]),
+        ("refs", OUTSIDE[1]),
+        ("callers", OUTSIDE[2]),
+        ("find", OUTSIDE[3]),
+    ]:
         out = cli(hostile, verb, target)
         assert out.returncode == 2, (verb, out.stdout, out.stderr)
         assert_refused(out.stderr, target)
@@ -212,7 +266,8 @@ async def test_nav_lsp_refuses_positions_outside_the_root(lsp: LanguageClient, l
         with pytest.raises(Exception, match="is outside the root") as err:
             await lsp.text_document_hover_async(
                 types.HoverParams(
-                    text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=0, character=0),
                 )
             )
         assert SECRET not in str(err.value)
@@ -255,11 +310,14 @@ def test_nav_folder_and_files_are_private(hostile: Path) -> None:
     nav = Navigator(hostile)
     nav.index()
     nav.search("hello", k=1)  # writes the vectors file too
-    nav.close()
     nav_dir = hostile / ".nav"
+    wal = [nav_dir / "index.db-wal", nav_dir / "index.db-shm"]
+    assert [mode(p) for p in wal] == [0o600, 0o600]  # SQLite gives them the database's mode
+    nav.close()
     assert mode(nav_dir) == 0o700
     files = [p for p in nav_dir.iterdir() if p.is_file()]
     assert {"index.db", "index.lock", ".gitignore"} <= {p.name for p in files}
+    assert any(p.name.startswith("vectors-") for p in files)
     assert {p.name: mode(p) for p in files} == {p.name: 0o600 for p in files}
 
 
@@ -337,7 +395,11 @@ def test_likely_secret_files_are_left_out_and_reported(tmp_path: Path) -> None:
         hits = nav.search(SECRET, k=20).items
         assert not any(SECRET in h.snippet for h in hits)
     out = cli(root, "index")
-    assert out.returncode == 0 and "skipped .env: likely secret" in out.stderr and "include_secrets" in out.stderr
+    assert (
+        out.returncode == 0
+        and "skipped .env: likely secret" in out.stderr
+        and "include_secrets" in out.stderr
+    )
 
 
 def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
@@ -351,6 +413,14 @@ def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
         assert any("include_secrets" in w and "not a valid bool" in w for w in nav.config.warnings)
         nav.index()
         assert not set(SECRET_FILES) & set(nav.store.file_rows())
+
+
+def test_a_config_file_linked_out_of_the_root_is_not_read(hostile: Path) -> None:
+    (hostile.parent / "secrets" / "other.toml").write_text(f'[index]\n{SECRET} = "{SECRET}"\n')
+    (hostile / ".nav.toml").symlink_to(hostile.parent / "secrets" / "other.toml")
+    with Navigator(hostile) as nav:
+        assert nav.config.warnings == (".nav.toml is a symlink out of the root; not read (using defaults)",)
+        assert not any(SECRET in n for n in nav.status().notes)
 
 
 def test_a_gitignore_change_applies_while_the_daemon_runs(hostile: Path) -> None:
@@ -380,7 +450,9 @@ def deep_root(tmp_path: Path) -> Path:
     return root
 
 
-def test_deep_roots_socket_is_in_a_private_checked_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deep_roots_socket_is_in_a_private_checked_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir(mode=0o1777)
@@ -389,11 +461,12 @@ def test_deep_roots_socket_is_in_a_private_checked_folder(tmp_path: Path, monkey
     monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
     root = deep_root(tmp_path)
     sock = daemon_paths(root).socket
-    assert sock.parent == tmp_path / "tmp" / f"nav-{os.getuid()}" and mode(sock.parent) == 0o700
+    assert sock.parent == tmp_path / "tmp" / f"nav-{os.getuid()}"
     assert not sock.name.startswith(f"nav-{os.getuid()}-")  # the old predictable name is gone
     client = DaemonClient(root)
     try:
         assert client.definitions("hello").items[0].path == "app.py"
+        assert mode(sock.parent) == 0o700 and os.lstat(sock.parent).st_uid == os.getuid()
         assert mode(sock) == 0o600
     finally:
         client.stop()
@@ -414,6 +487,13 @@ def test_a_socket_folder_made_first_by_another_user_is_refused(
     os.chown(planted, NOBODY, NOBODY)  # the attacker got there first
     with pytest.raises(UnsafeIndexDirError, match="belongs to another user"):
         socket_dir()
+    started = time.monotonic()
+    out = cli(deep_root(tmp_path), "def", "hello", daemon=True)  # through the CLI: a clear error, at once
+    assert (
+        out.returncode == 5 and "the socket folder" in out.stderr and "belongs to another user" in out.stderr
+    )
+    assert "Traceback" not in out.stderr and time.monotonic() - started < 20
+    assert list(planted.iterdir()) == []  # no socket was bound in it
     planted.rmdir()
     planted.symlink_to(tmp_path)  # or planted a symlink
     with pytest.raises(UnsafeIndexDirError, match="is a symlink"):
@@ -486,11 +566,16 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_reported(tmp_path: Path) ->
     assert ("bad\\xffname.py", "file name is not valid UTF-8; rename it to index it") in result.skipped
     out = cli(root, "index")
     assert out.returncode == 0, out.stderr
-    assert "Traceback" not in out.stderr and "skipped bad\\xffname.py: file name is not valid UTF-8" in out.stderr
+    assert (
+        "Traceback" not in out.stderr
+        and "skipped bad\\xffname.py: file name is not valid UTF-8" in out.stderr
+    )
     out = cli(root, "index", "--json")
-    assert out.returncode == 0 and ["bad\\xffname.py", "file name is not valid UTF-8; rename it to index it"] in json.loads(
-        out.stdout
-    )["skipped"]
+    assert (
+        out.returncode == 0
+        and ["bad\\xffname.py", "file name is not valid UTF-8; rename it to index it"]
+        in json.loads(out.stdout)["skipped"]
+    )
 
 
 def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> None:
@@ -506,7 +591,9 @@ def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> 
     with Navigator(root) as nav:
         from navigator.textout import render_response
 
-        assert render_response(nav.definitions("newline_thing")).splitlines()[0].startswith("new\\nline.py:1:5")
+        assert (
+            render_response(nav.definitions("newline_thing")).splitlines()[0].startswith("new\\nline.py:1:5")
+        )
 
 
 def test_every_refusal_is_a_nav_error_with_a_short_message(hostile: Path) -> None:
@@ -514,4 +601,3 @@ def test_every_refusal_is_a_nav_error_with_a_short_message(hostile: Path) -> Non
     with Navigator(hostile) as nav, pytest.raises(OutsideRootError) as err:
         nav.hover(long_target)
     assert isinstance(err.value, NavError) and len(str(err.value)) < 400 and "…" in str(err.value)
-
