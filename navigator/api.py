@@ -107,8 +107,12 @@ class Navigator:
         config: Config | None = None,
         refresh: bool = True,
     ) -> None:
-        root_path = Path(root).expanduser()
-        if not root_path.exists():
+        root_path = Path(checks.path(root, what="a root")).expanduser()
+        try:
+            exists = root_path.exists()
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
+        if not exists:
             raise UsageError(f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository")
         if not root_path.is_dir():
             raise UsageError(f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder")

@@ -586,3 +586,13 @@ def test_nav_mcp_find_is_compact_text_and_bad_input_is_a_tool_error(root: Path) 
         assert out[key].is_error and words in text(out[key]), (key, shorten(text(out[key]), 300))
         assert len(text(out[key])) < LINE_BOUND + 200 and "Traceback" not in text(out[key])
     assert text(out["after"]).startswith("orders.py:6:5  function  create_sales_order")
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["in-process", "daemon"])
+def test_cli_bad_roots_are_usage_errors(root: Path, tmp_path: Path, daemon: bool) -> None:
+    for bad in (tmp_path / "missing", root / "orders.py", tmp_path / ("a" * 5000)):
+        done = run_nav(bad, "def", "Order", daemon=daemon)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, shorten(done.stderr, 400)
+        assert all(len(line) < LINE_BOUND for line in done.stderr.splitlines())
+    done = run_nav(root, "index", str(tmp_path / ("a" * 5000)), daemon=daemon)
+    assert done.returncode == 2 and "too long" in done.stderr and "Traceback" not in done.stderr
