@@ -470,9 +470,20 @@ class Navigator:
             resp = dataclasses.replace(resp, notes=(*resp.notes, self.stale_note))
         return resp
 
-    def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
-        """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
-        return self._searcher().sync(budget_s=budget_s, progress=progress)
+    def embed(
+        self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64
+    ) -> SyncReport:
+        """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing).
+
+        ``budget_s`` is checked between batches of ``batch_size`` chunks: smaller batches stop
+        sooner (the daemon's background slices use small ones, to give the core back quickly)."""
+        return self._searcher().sync(budget_s=budget_s, progress=progress, batch_size=batch_size)
+
+    def release_model(self) -> bool:
+        """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
+        needs it); True when one was loaded. The daemon calls it when idle."""
+        first: SemanticSearch | None = getattr(self, "_first_searcher", None)
+        return first.release_model() if first is not None else False
 
     def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
         """Answer anything: a name goes to the exact leg, a ``path:line:col`` to the position,
