@@ -682,6 +682,8 @@ def main(argv: list[str] | None = None) -> int:
         help="Do not start language servers before the first query (env NAV_DAEMON_NO_WARM=1).",
     )
     args = ap.parse_args(argv)
+    if not args.idle_timeout > 0 or args.idle_timeout == float("inf"):
+        ap.error(f"--idle-timeout must be a positive number of seconds, got {args.idle_timeout}")
     paths: DaemonPaths = daemon_paths(args.root.resolve())
     paths.nav_dir.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(

@@ -420,6 +420,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["search", "x", "-k", "99999999999"], "k must be between 1 and 10,000, got 99999999999"),
     (["map", "--tokens", "99999999999999999999999"], "tokens must be between 16 and 1,000,000"),
     (["search", "   "], "search text is required"),
+    (["daemon", "start", "--idle-timeout", "nan"], "--idle-timeout must be between 1 and 604800 seconds, got nan"),
 ]
 
 
