@@ -150,8 +150,12 @@ class Navigator:
     ) -> None:
         """``embedder``: the model to embed with (default: ``[search] model``); ``store_url``: the
         team store for ``all_repos`` queries (default: ``NAV_STORE``, then ``[store] url``)."""
-        root_path = Path(root).expanduser()
-        if not root_path.exists():
+        root_path = Path(checks.path(root, what="a root")).expanduser()
+        try:
+            exists = root_path.exists()
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
+        if not exists:
             raise UsageError(f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository")
         if not root_path.is_dir():
             raise UsageError(f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder")
@@ -694,9 +698,20 @@ class Navigator:
                 self._team = TeamStore(url, nav=self)
             return self._team
 
-    def embed(self, *, progress: ProgressFn | None = None, budget_s: float | None = None) -> SyncReport:
-        """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing)."""
-        return self._searcher().sync(budget_s=budget_s, progress=progress)
+    def embed(
+        self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64
+    ) -> SyncReport:
+        """Embed the chunks that have no vector yet (cached by content: unchanged chunks cost nothing).
+
+        ``budget_s`` is checked between batches of ``batch_size`` chunks: smaller batches stop
+        sooner (the daemon's background slices use small ones, to give the core back quickly)."""
+        return self._searcher().sync(budget_s=budget_s, progress=progress, batch_size=batch_size)
+
+    def release_model(self) -> bool:
+        """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
+        needs it); True when one was loaded. The daemon calls it when idle."""
+        first: SemanticSearch | None = getattr(self, "_first_searcher", None)
+        return first.release_model() if first is not None else False
 
     @_heals_damage
     def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:

@@ -573,8 +573,11 @@ def daemon() -> None:
 @handle_errors
 def daemon_start(obj: Ctx, idle_timeout: float | None) -> None:
     """Start the daemon for the root (no-op if one runs)."""
+    from navigator import checks
     from navigator.client import start_daemon
 
+    if idle_timeout is not None:
+        idle_timeout = checks.seconds(idle_timeout, what="--idle-timeout", low=1, high=7 * 86400)
     word = start_daemon(obj.root.resolve(), idle_timeout_s=idle_timeout)
     click.echo("daemon started" if word == "ready" else "daemon already running")
 

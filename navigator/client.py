@@ -141,9 +141,15 @@ class DaemonClient:
         timeout_s: float = REQUEST_TIMEOUT_S,
         idle_timeout_s: float | None = None,
     ) -> None:
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
-            raise nav_errors.UsageError(f"root `{root}` is not a directory; pass the repository's top folder")
+        try:
+            self.root = Path(root).resolve()
+            is_dir = self.root.is_dir()
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise nav_errors.UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
+        if not is_dir:
+            raise nav_errors.UsageError(
+                f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder"
+            )
         self.paths = daemon_paths(self.root)
         self.autostart = autostart
         self.timeout_s = timeout_s

@@ -32,7 +32,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import DaemonPaths, daemon_paths, ensure_nav_dir, ensure_socket_dir, open_private
+from navigator.paths import (
+    DaemonPaths,
+    daemon_paths,
+    ensure_nav_dir,
+    ensure_socket_dir,
+    flock_within,
+    open_private,
+)
 from navigator.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -80,6 +87,13 @@ METHODS: frozenset[str] = frozenset(
     }
 )
 
+EMBED_SLICE_S = 1.0
+"""Background embedding works in slices this long (batches of EMBED_BATCH), then looks up."""
+EMBED_BATCH = 16
+QUIET_S = 0.25
+"""Background embedding starts a slice only after this long with no request in flight."""
+DEFAULT_MODEL_IDLE_S = 300.0
+"""An idle daemon drops the embedding model after this long (env NAV_MODEL_IDLE_S); it reloads lazily."""
 MAX_DRAIN_BYTES = 256 * 1024 * 1024
 """How much of an oversized request line is skipped, unread, before the connection is dropped."""
 LISTEN_BACKLOG = socket.SOMAXCONN
@@ -97,6 +111,8 @@ class Daemon:
         watch: bool = True,
         embed: bool = True,
         warm_servers: bool = True,
+        model_idle_s: float = DEFAULT_MODEL_IDLE_S,
+        embed_lock: Path | None = None,
     ) -> None:
         from navigator.api import Navigator
 
@@ -131,6 +147,12 @@ class Daemon:
         """Paths the watcher saw change since the last re-index (None: unknown, check all)."""
         self.vectors: tuple[int, int] | None = None
         """(chunks with a vector, chunks) after the last background embedding slice."""
+        self.model_idle_s = model_idle_s
+        self.embed_lock = embed_lock if embed_lock is not None else embed_lock_path()
+        self.embedding = "off" if not embed else "starting"
+        """What background embedding is doing: running / paused for a query / waiting for another
+        nav daemon / done / stopped (see ``nav daemon status``)."""
+        self.model_releases = 0
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -234,29 +256,87 @@ class Daemon:
         self.servers[language] = "ready" if ready else "not available"
         log.info("%s server %s", language, self.servers[language])
 
-    def _embed_loop(self, slice_s: float = 3.0) -> None:
-        """Fill in missing vectors in slices, so lexical search answers at once and vectors follow."""
+    def _embed_loop(self, slice_s: float = EMBED_SLICE_S) -> None:
+        """Fill in missing vectors in short slices, so lexical search answers at once and vectors follow.
+
+        The machine comes first: a slice starts only when no request has been in flight for
+        :data:`QUIET_S` (a query never shares its core with the model), and only while this
+        daemon holds the user's embedding lock (:func:`embed_lock_path`): of all the user's
+        daemons, one embeds at a time. When every chunk has its vector the loop sleeps until
+        the watcher re-indexes something, so an idle daemon can give the model back.
+        """
         try:
             import torch
 
             torch.set_num_threads(1)  # leave the other core to queries
         except ImportError:
             pass
+        lock_fd = _open_user_lock(self.embed_lock)
+        requests_seen = -1
+        try:
+            while not self._stop.is_set():
+                if not self._wait_for_quiet():
+                    return
+                if lock_fd is not None and not flock_within(lock_fd, 2.0):
+                    self.embedding = "waiting for another nav daemon"
+                    continue  # another root's daemon is embedding; look again (and at _stop)
+                try:
+                    self.embedding = "running"
+                    report = self.nav.embed(budget_s=slice_s, batch_size=EMBED_BATCH)
+                except NavError as exc:
+                    self.embedding = "stopped"
+                    log.warning("background embedding stopped: %s", exc)
+                    return
+                except Exception:  # a model failure must not kill the daemon; searches say complete=false
+                    self.embedding = "stopped"
+                    log.error("background embedding failed: %s", traceback.format_exc())
+                    return
+                finally:
+                    if lock_fd is not None:
+                        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+                self.vectors = (report.vectors, report.chunks)
+                if report.complete:
+                    self.embedding = "done"
+                    requests_seen = self._sleep_until_more_to_embed(requests_seen)
+        finally:
+            if lock_fd is not None:
+                os.close(lock_fd)
+
+    def _wait_for_quiet(self) -> bool:
+        """Block while requests are being served (bounded polls); False when the daemon stops."""
         while not self._stop.is_set():
-            if self._stop.is_set():
-                return
-            try:
-                report = self.nav.embed(budget_s=slice_s)
-            except NavError as exc:
-                log.warning("background embedding stopped: %s", exc)
-                return
-            except Exception:  # a model failure must not kill the daemon; searches say complete=false
-                log.error("background embedding failed: %s", traceback.format_exc())
-                return
-            self.vectors = (report.vectors, report.chunks)
-            if report.complete:
-                self._embed_wake.wait(timeout=60.0)  # until the watcher re-indexes something
+            with self._state:
+                busy = self.active > 0 or time.monotonic() - self.last_activity < QUIET_S
+            if not busy:
+                return True
+            self.embedding = "paused for a query"
+            self._stop.wait(QUIET_S / 2)
+        return False
+
+    def _sleep_until_more_to_embed(self, requests_seen: int) -> int:
+        """After a complete sync: wait for the watcher's next re-index (or, without a watcher,
+        for requests, which refresh the index, and a minute). Returns the request count seen."""
+        while not self._stop.is_set():
+            if self._embed_wake.wait(timeout=5.0):
                 self._embed_wake.clear()
+                return self.requests
+            if not self.watching and self.requests != requests_seen and time.monotonic() - self.last_activity > 60:
+                return self.requests
+        return requests_seen
+
+    def release_model_if_idle(self) -> bool:
+        """Give the model's memory back after :attr:`model_idle_s` without requests, unless
+        background embedding still has work (it would only load it again)."""
+        with self._state:
+            idle = time.monotonic() - self.last_activity
+        if idle < self.model_idle_s or self.embedding in ("running", "paused for a query"):
+            return False
+        if not self.nav.release_model():
+            return False
+        _trim_heap()
+        self.model_releases += 1
+        log.info("idle for %.0f s: embedding model released (it reloads when needed)", idle)
+        return True
 
     def _idle_clock(self) -> None:
         while not self._stop.wait(min(5.0, self.idle_timeout_s / 4)):
@@ -267,6 +347,8 @@ class Daemon:
                 log.info("idle for %.0f s; exiting", idle)
                 self.stop()
                 return
+            if not busy:
+                self.release_model_if_idle()
 
     # -- freshness -------------------------------------------------------------------------
 
@@ -381,10 +463,13 @@ class Daemon:
             return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
         params = msg.get("params", {})
+        # asking how the daemon is doing is not using it: it neither pauses embedding nor keeps it from idling
+        work = method not in ("daemon.status", "daemon.ping")
         with self._state:
-            self.active += 1
+            self.active += work
             self.requests += 1
-            self.last_activity = time.monotonic()
+            if work:
+                self.last_activity = time.monotonic()
         try:
             result = self._dispatch(method, params)
         except WireError as exc:
@@ -406,8 +491,9 @@ class Daemon:
             )
         finally:
             with self._state:
-                self.active -= 1
-                self.last_activity = time.monotonic()
+                self.active -= work
+                if work:
+                    self.last_activity = time.monotonic()
         if "id" not in msg:
             return None  # a notification gets no response
         return {"jsonrpc": "2.0", "id": req_id, "result": result}
@@ -461,7 +547,10 @@ class Daemon:
             "syncs": self.syncs,
             "servers": dict(self.servers),
             "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
+            "embedding": self.embedding,
+            "model_releases": self.model_releases,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "rss_now_mb": _rss_now_mb(),
         }
 
 
@@ -470,6 +559,54 @@ def _error(req_id: Any, code: int, message: str, data: dict[str, Any] | None = N
     if data:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": req_id, "error": err}
+
+
+def embed_lock_path() -> Path:
+    """The user's embedding lock: one per user, shared by every root's daemon.
+
+    In ``$NAV_RUNTIME_DIR`` (tests), else ``$XDG_RUNTIME_DIR/nav``, else ``~/.cache/nav``:
+    folders only the user can write, never a shared /tmp name another user could take first.
+    """
+    base = os.environ.get("NAV_RUNTIME_DIR")
+    if base:
+        folder = Path(base)
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "nav"
+    else:
+        folder = Path.home() / ".cache" / "nav"
+    return folder / "embed.lock"
+
+
+def _open_user_lock(path: Path) -> int | None:
+    """The lock file, opened; None (embedding uncapped, with a warning) when it cannot be used."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if path.parent.stat().st_uid != os.getuid():
+            log.warning("%s is not ours; background embedding is not capped across roots", path.parent)
+            return None
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        log.warning("cannot open the embedding lock %s (%s); embedding is not capped across roots", path, exc)
+        return None
+
+
+def _rss_now_mb() -> float | None:
+    """Resident memory now (``rss_mb`` is the peak), from /proc; None where there is none."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
+def _trim_heap() -> None:
+    """Hand freed memory back to the OS (glibc keeps it otherwise); a no-op elsewhere."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _signal_ready(fd: int | None, word: str) -> None:
@@ -572,6 +709,8 @@ def main(argv: list[str] | None = None) -> int:
         help="Do not start language servers before the first query (env NAV_DAEMON_NO_WARM=1).",
     )
     args = ap.parse_args(argv)
+    if not args.idle_timeout > 0 or args.idle_timeout == float("inf"):
+        ap.error(f"--idle-timeout must be a positive number of seconds, got {args.idle_timeout}")
     paths: DaemonPaths = daemon_paths(args.root.resolve())
     ensure_nav_dir(paths.nav_dir)
     if args.ready_fd is not None:
@@ -581,12 +720,18 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
+    try:
+        model_idle_s = float(os.environ.get("NAV_MODEL_IDLE_S", DEFAULT_MODEL_IDLE_S))
+    except ValueError:
+        log.warning("NAV_MODEL_IDLE_S is not a number; using %.0f s", DEFAULT_MODEL_IDLE_S)
+        model_idle_s = DEFAULT_MODEL_IDLE_S
     daemon = Daemon(
         args.root,
         idle_timeout_s=args.idle_timeout,
         watch=not args.no_watch,
         embed=not args.no_embed,
         warm_servers=not args.no_warm,
+        model_idle_s=model_idle_s,
     )
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.stop())

@@ -54,15 +54,17 @@ def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
     color_out, color_err = out.isatty(), err.isatty()
     verb, what, bounded = _HOT[command]
     root = Path(root_arg) if root_arg else find_root(Path.cwd())
-    client = DaemonClient(root)
+    client = None
     try:
+        client = DaemonClient(root)
         method = getattr(client, verb)
         resp = method(name, deadline_s=_DEADLINE_S, limit=None) if bounded else method(name)
     except NavError as exc:
         print(display.style(f"nav: {exc}", fg="red", color=color_err), file=err)
         return exc.exit_code
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     if as_json:
         print(to_json(resp), file=out)
         return 0

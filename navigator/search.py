@@ -165,6 +165,15 @@ class SemanticSearch:
                 self._shared.embedder = load_embedder(self._shared.model)
             return self._shared.embedder
 
+    def release_model(self) -> bool:
+        """Drop the embedding model shared by every instance over this index (it loads again on
+        next use); False when none is loaded or a sync is embedding right now."""
+        with self._lock:
+            if self._shared.embedder is None or self._shared.in_flight:
+                return False
+            self._shared.embedder = None
+            return True
+
     @property
     def vectors_path(self) -> Path:
         slug = _SLUG.sub("_", self.embedder.model_id)[:80]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,10 @@ def make_repo(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
 
     return make
 
+
+# Daemons started by tests cap their background embedding with a lock of this test session, not the
+# user's real one (which a developer's own daemons hold).
+os.environ.setdefault("NAV_RUNTIME_DIR", tempfile.mkdtemp(prefix="nav-test-runtime-"))
 
 # The CLI talks to a warm daemon by default; tests run it in-process unless they test the daemon.
 os.environ.setdefault("NAV_NO_DAEMON", "1")

@@ -420,6 +420,7 @@ CLI_CASES: list[tuple[list[str], str]] = [
     (["search", "x", "-k", "99999999999"], "k must be between 1 and 10,000, got 99999999999"),
     (["map", "--tokens", "99999999999999999999999"], "tokens must be between 16 and 1,000,000"),
     (["search", "   "], "search text is required"),
+    (["daemon", "start", "--idle-timeout", "nan"], "--idle-timeout must be between 1 and 604800 seconds, got nan"),
 ]
 
 
@@ -586,3 +587,13 @@ def test_nav_mcp_find_is_compact_text_and_bad_input_is_a_tool_error(root: Path) 
         assert out[key].is_error and words in text(out[key]), (key, shorten(text(out[key]), 300))
         assert len(text(out[key])) < LINE_BOUND + 200 and "Traceback" not in text(out[key])
     assert text(out["after"]).startswith("orders.py:6:5  function  create_sales_order")
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["in-process", "daemon"])
+def test_cli_bad_roots_are_usage_errors(root: Path, tmp_path: Path, daemon: bool) -> None:
+    for bad in (tmp_path / "missing", root / "orders.py", tmp_path / ("a" * 5000)):
+        done = run_nav(bad, "def", "Order", daemon=daemon)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, shorten(done.stderr, 400)
+        assert all(len(line) < LINE_BOUND for line in done.stderr.splitlines())
+    done = run_nav(root, "index", str(tmp_path / ("a" * 5000)), daemon=daemon)
+    assert done.returncode == 2 and "too long" in done.stderr and "Traceback" not in done.stderr
