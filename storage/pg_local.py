@@ -129,8 +129,11 @@ class LocalPostgres:
         # every folder above must be traversable by the service user
         if pg.user is not None:
             for parent in base.parents:
-                if parent != Path("/") and not os.access(parent, os.X_OK, effective_ids=False):
-                    raise PgLocalError(f"{parent} is not traversable; put the server under /tmp")
+                if not parent.stat().st_mode & 0o001:
+                    raise PgLocalError(
+                        f"{parent} is not traversable by the user `{pg.user}` the server runs as; "
+                        f"`chmod o+x {parent}` or put the server under /tmp"
+                    )
         pg._chown(base)
         bins = bin_dir()
         if not (pg.data / "PG_VERSION").exists():

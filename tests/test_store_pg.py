@@ -310,3 +310,32 @@ def test_a_bad_store_url_names_the_value_without_its_password() -> None:
     with pytest.raises(UsageError, match=r"must start with postgresql://, got 'http://u:\*\*\*@h'"):
         PgStore("http://u:secretpw@h")
 
+
+
+def test_the_readme_roles_a_writer_publishes_and_a_reader_reads(tmp_path: Path, store_url: str) -> None:
+    """The README's SQL, as written: an administrator creates the extensions and two roles."""
+    db = store_url.rsplit("/", 1)[1]
+    writer, reader = f"w_{db}"[:60], f"r_{db}"[:60]
+    with psycopg.connect(store_url, autocommit=True) as c:
+        for sql in (
+            "CREATE EXTENSION IF NOT EXISTS vector",
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+            f"CREATE ROLE {writer} LOGIN PASSWORD 'writer-Pw-1'",
+            f"GRANT CREATE, USAGE ON SCHEMA public TO {writer}",
+            f"CREATE ROLE {reader} LOGIN PASSWORD 'reader-Pw-1'",
+            f"GRANT CONNECT ON DATABASE {db} TO {reader}",
+            f"GRANT USAGE ON SCHEMA public TO {reader}",
+            f"ALTER DEFAULT PRIVILEGES FOR ROLE {writer} IN SCHEMA public GRANT SELECT ON TABLES TO {reader}",
+        ):
+            c.execute(sql)
+    writer_url = store_url.replace(f"nav:{PG_PASSWORD}@", f"{writer}:writer-Pw-1@")
+    reader_url = store_url.replace(f"nav:{PG_PASSWORD}@", f"{reader}:reader-Pw-1@")
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, writer_url) as nav:
+        assert nav.team().publish().new_files == 4
+    with _nav(repo, reader_url) as nav:
+        assert nav.definitions("parse_invoice", all_repos=True).items[0].path == "billing/invoices.py"
+        assert not nav.team().pg.writable()
+    out = CliRunner().invoke(main, ["-C", str(repo), "store", "status", "--store", reader_url])
+    assert out.exit_code == 0, out.output
+    assert "read-only" in out.output and "billing@" in out.output and "reader-Pw-1" not in out.output
