@@ -40,8 +40,6 @@ from storage.pg import (
     PubChunk,
     PubFile,
     StoreError,
-    StoreReadOnlyError,
-    StoreUnavailableError,
 )
 
 if TYPE_CHECKING:
@@ -230,14 +228,18 @@ class TeamStore:
 
     # -- local vectors ---------------------------------------------------------------------
 
-    def _local_keys(self) -> list[str]:
-        """Embedding keys of every chunk in the local index (one per distinct key)."""
+    def _chunk_keys(self) -> list[str]:
+        """The embedding key of every chunk in the local index (repeated when chunks repeat)."""
         from navigator.search import embed_key
 
         rows = self._need_nav().store.conn.execute(
             "SELECT c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
         )
-        return sorted({embed_key(h, p, s, g) for h, p, s, g in rows})
+        return [embed_key(h, p, s, g) for h, p, s, g in rows]
+
+    def _local_keys(self) -> list[str]:
+        """Embedding keys of the chunks in the local index, each once."""
+        return sorted(set(self._chunk_keys()))
 
     def _cached(self, model: str, keys: Sequence[str]) -> set[str]:
         conn = self._need_nav().store.conn
@@ -304,8 +306,9 @@ class TeamStore:
             store_ok = False
             notes.append(f"team store not used: {exc}")
         embedded = 0
-        vectors = len(self._cached(model, keys))
-        chunks = nav.store.counts()[2]
+        cached = self._cached(model, keys)
+        per_chunk = self._chunk_keys()
+        vectors, chunks = sum(1 for k in per_chunk if k in cached), len(per_chunk)
         if embed:
             rep = nav.embed(progress=progress)
             embedded, vectors, chunks = rep.embedded, rep.vectors, rep.chunks
@@ -356,9 +359,10 @@ class TeamStore:
         self.pg.ensure_schema(write=True)
         self.pg.require_writer()
         model = self.embedder.model_id
-        if self.pg.has_commit(repo, sha):
-            result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=[], vectors={})
-            return PublishReport(repo, sha, branch, result.files, result.chunks, 0, 0, 0, 0, 0, True,
+        known = self.pg.commit_size(repo, sha)
+        if known is not None:
+            self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=[], vectors={})
+            return PublishReport(repo, sha, branch, known[0], known[1], 0, 0, 0, 0, 0, True,
                                  time.perf_counter() - t0, tuple(notes))  # fmt: skip
         nav.index()
         keys = self._local_keys()
@@ -541,9 +545,7 @@ def search_all_repos(
     team = nav.team()
     try:
         return team.search(text, k=k, languages=languages)
-    except (StoreUnavailableError, StoreError) as exc:
-        if isinstance(exc, StoreReadOnlyError):
-            raise
+    except StoreError as exc:
         local = nav.search(text, k=k, languages=languages)
         note = _fallback_note(exc)
         return dataclasses.replace(

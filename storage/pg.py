@@ -512,10 +512,12 @@ class PgStore:
 
     # -- publish -----------------------------------------------------------------------------
 
-    def has_commit(self, repo: str, sha: str) -> bool:
+    def commit_size(self, repo: str, sha: str) -> tuple[int, int] | None:
+        """(files, chunks) of a published commit; None when it is not published."""
         with self._cursor("looking up a commit") as cur:
-            cur.execute("SELECT 1 FROM nav_commits WHERE repo = %s AND sha = %s", (repo, sha))
-            return cur.fetchone() is not None
+            cur.execute("SELECT files, chunks FROM nav_commits WHERE repo = %s AND sha = %s", (repo, sha))
+            row = cur.fetchone()
+            return None if row is None else (int(row[0]), int(row[1]))
 
     def publish(
         self,

@@ -339,3 +339,40 @@ def test_the_readme_roles_a_writer_publishes_and_a_reader_reads(tmp_path: Path, 
     out = CliRunner().invoke(main, ["-C", str(repo), "store", "status", "--store", reader_url])
     assert out.exit_code == 0, out.output
     assert "read-only" in out.output and "billing@" in out.output and "reader-Pw-1" not in out.output
+
+
+def test_the_password_can_come_from_pgpassfile(tmp_path: Path, store_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(store_url)
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"{parts.hostname}:{parts.port}:{parts.path[1:]}:nav:{PG_PASSWORD}\n", encoding="utf-8")
+    passfile.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    bare = store_url.replace(f"nav:{PG_PASSWORD}@", "nav@")
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, bare) as nav:
+        assert nav.team().publish().new_files == 4
+        again = nav.team().publish()
+        assert again.already_published and again.files == 4 and again.chunks > 4
+
+
+def test_mcp_search_and_def_take_all_repos(tmp_path: Path, store_url: str) -> None:
+    import anyio
+    from mcp import Client
+
+    from navigator.mcp_server import build_server
+
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        sha = nav.team().publish().commit
+
+        async def go() -> tuple[str, str]:
+            async with Client(build_server(nav)) as client:
+                s = await client.call_tool("search", {"text": "parse an invoice", "all_repos": True, "limit": 3})
+                d = await client.call_tool("def", {"name": "ErpClient", "all_repos": True})
+                return s.content[0].text, d.content[0].text  # type: ignore[union-attr]
+
+        search_text, def_text = anyio.run(go)
+    assert f"billing@{sha[:8]}:billing/invoices.py" in search_text
+    assert def_text.startswith(f"billing@{sha[:8]}:billing/erp.py:5:7  class  ErpClient")
