@@ -718,11 +718,13 @@ class PgStore:
         if not q:
             return []
         with self._cursor("searching text") as cur:
+            # rank first, then keep chunks some branch head holds (old commits' chunks are rare)
             cur.execute(
-                "SELECT c.key FROM nav_chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND "
-                + _VISIBLE.format(col="c.key")
-                + " ORDER BY ts_rank_cd(c.tsv, q) DESC, c.key LIMIT %s",
-                (q, limit),
+                "SELECT t.key FROM (SELECT c.key, ts_rank_cd(c.tsv, q) AS r FROM nav_chunks c, "
+                "to_tsquery('simple', %s) q WHERE c.tsv @@ q ORDER BY r DESC, c.key LIMIT %s) t WHERE "
+                + _VISIBLE.format(col="t.key")
+                + " ORDER BY t.r DESC, t.key LIMIT %s",
+                (q, limit * 4, limit),
             )
             return [str(r[0]) for r in cur.fetchall()]
 
@@ -742,10 +744,11 @@ class PgStore:
             if phrase.strip() and len(out) < limit:
                 cur.execute("SET LOCAL pg_trgm.word_similarity_threshold = 0.5")
                 cur.execute(
-                    "SELECT c.key FROM nav_chunks c WHERE %s <%% c.symbol AND "
-                    + _VISIBLE.format(col="c.key")
-                    + " ORDER BY word_similarity(%s, c.symbol) DESC, c.key LIMIT %s",
-                    (phrase, phrase, limit),
+                    "SELECT t.key FROM (SELECT c.key, word_similarity(%s, c.symbol) AS s FROM nav_chunks c "
+                    "WHERE %s <%% c.symbol ORDER BY s DESC, c.key LIMIT %s) t WHERE "
+                    + _VISIBLE.format(col="t.key")
+                    + " ORDER BY t.s DESC, t.key LIMIT %s",
+                    (phrase, phrase, limit * 4, limit),
                 )
                 out.extend(str(r[0]) for r in cur.fetchall() if str(r[0]) not in out)
         return out[:limit]
