@@ -175,22 +175,30 @@ def test_all_repos_search_and_def_name_repository_commit_and_path(tmp_path: Path
     assert data["items"][0]["repo"] == "shop" and data["items"][0]["commit"] == shas["shop"]
 
 
-def test_cli_index_starts_warm_and_cli_publish_reports(tmp_path: Path, store_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The CLI path with NAV_STORE: `nav publish`, then `nav index` on a fresh clone reports
-    how many vectors came from the store. Uses a static embedder through the API's seam."""
+def test_cli_index_starts_warm_from_nav_store_and_status_hides_the_password(
+    tmp_path: Path, store_url: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """`nav index --no-embed` with NAV_STORE on a fresh clone takes the store's vectors (no model
+    is loaded: the published vectors are keyed by the default model's id, computed here by a
+    stand-in embedder so this test stays fast)."""
+    from semantic.embed import SentenceTransformerEmbedder
+
+    model_id = SentenceTransformerEmbedder().model_id  # the id only: the model is not loaded
     repo = make_repo(tmp_path / "billing")
-    with _nav(repo, store_url) as nav:
+    with _nav(repo, store_url, FakeEmbedder(384, model_id=model_id)) as nav:
         published = nav.team().publish()
     fresh = clone(repo, tmp_path / "fresh")
     monkeypatch.setenv("NAV_STORE", store_url)
-    with _nav(fresh, store_url) as nav:
-        nav.index()
-        warm = nav.team().warm(embed=False)
-    assert warm.from_store == published.chunks and warm.embedded == 0
     runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(fresh), "index", "--no-embed"])
+    assert out.exit_code == 0, out.output
+    n = published.chunks
+    assert f"vectors: {n}/{n} chunks ({n} from the team store, 0 embedded here, 0 pushed back)" in out.output
+    out = runner.invoke(main, ["-C", str(fresh), "index", "--no-embed", "--json"])
+    assert json.loads(out.output)["store"]["from_store"] == 0  # already cached locally
     out = runner.invoke(main, ["-C", str(fresh), "status"])
     assert out.exit_code == 0 and PG_PASSWORD not in out.output
-    assert "store:" in out.output and "***" in out.output
+    assert "store:    postgresql://nav:***@127.0.0.1" in out.output
 
 
 # -- access ---------------------------------------------------------------------------------------
