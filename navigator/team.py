@@ -304,6 +304,7 @@ class TeamStore:
             from_store = self._pull(model, keys)
         except StoreError as exc:
             store_ok = False
+            log.warning("team store not used for %s: %s", nav.root, exc)
             notes.append(f"team store not used: {exc}")
         embedded = 0
         cached = self._cached(model, keys)
@@ -383,6 +384,7 @@ class TeamStore:
                     "publish with the default model (all-MiniLM-L6-v2)"
                 )
         result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=files, vectors=vectors)
+        log.info("published %s@%s (%s) to %s: %d new chunks", repo, sha[:12], branch, self.safe_url, result.new_chunks)
         return PublishReport(
             repo=repo,
             commit=sha,
@@ -546,6 +548,7 @@ def search_all_repos(
     try:
         return team.search(text, k=k, languages=languages)
     except StoreError as exc:
+        log.warning("all-repos search answered locally: %s", exc)
         local = nav.search(text, k=k, languages=languages)
         note = _fallback_note(exc)
         return dataclasses.replace(
@@ -558,6 +561,7 @@ def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
     try:
         return team.definitions(name)
     except StoreError as exc:
+        log.warning("all-repos definitions answered locally: %s", exc)
         local = nav.definitions(name)
         note = _fallback_note(exc)
         return dataclasses.replace(

@@ -384,3 +384,34 @@ def test_mcp_search_and_def_take_all_repos(tmp_path: Path, store_url: str) -> No
         search_text, def_text = anyio.run(go)
     assert f"billing@{sha[:8]}:billing/invoices.py" in search_text
     assert def_text.startswith(f"billing@{sha[:8]}:billing/erp.py:5:7  class  ErpClient")
+
+
+def test_a_store_from_a_newer_nav_is_refused_by_name(tmp_path: Path, store_url: str) -> None:
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+    with psycopg.connect(store_url, autocommit=True) as c:
+        c.execute("UPDATE nav_meta SET value = '99' WHERE key = 'schema_version'")
+    with PgStore(store_url) as pg, pytest.raises(StoreSchemaError, match="schema version 99, newer than this nav"):
+        pg.ensure_schema(write=False)
+
+
+def test_no_password_reaches_the_logs(tmp_path: Path, store_url: str, caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    repo = make_repo(tmp_path / "billing")
+    wrong = store_url.replace(PG_PASSWORD, "Leaky-pw-42")
+    with _nav(repo, wrong) as nav:
+        with pytest.raises(StoreAuthError):
+            nav.team().publish()
+        resp = nav.search("parse invoice", all_repos=True)
+        assert resp.complete is False
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+        nav.search("parse invoice", all_repos=True)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    # the failure and the publish were logged, naming the store, and no password
+    assert "all-repos search answered locally" in text and "refused the credentials" in text
+    assert "published billing@" in text and "postgresql://nav:***@127.0.0.1" in text
+    assert "Leaky-pw-42" not in text and PG_PASSWORD not in text
