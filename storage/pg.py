@@ -534,7 +534,8 @@ class PgStore:
         its branch head). Retried on a deadlock or serialization failure."""
         from psycopg import errors as pe
 
-        self._check_dim(vectors) if vectors else None
+        if vectors:
+            self._check_dim(vectors)
         for attempt in range(retries + 1):
             try:
                 return self._publish_once(repo, sha, branch, model, files, vectors)
