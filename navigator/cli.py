@@ -294,6 +294,48 @@ def index(obj: Ctx, path: str | None, embed: bool | None, store_url: str | None,
             click.secho(f"note: {note}", fg="yellow", err=True)
 
 
+@main.group("store")
+def store_group() -> None:
+    """The team store (PostgreSQL + pgvector): create its schema, see what is published."""
+
+
+@store_group.command("init")
+@store_option
+@click.pass_obj
+@handle_errors
+def store_init(obj: Ctx, store_url: str | None) -> None:
+    """Create (or migrate) the team store's schema; needs a role that may create tables."""
+    team = _team_nav(obj, store_url).team()
+    team.pg.ensure_schema(write=True)
+    click.echo(f"team store {team.safe_url}: schema version {team.pg.schema_version()}")
+
+
+@store_group.command("status")
+@store_option
+@json_option
+@click.pass_obj
+@handle_errors
+def store_status(obj: Ctx, store_url: str | None, as_json: bool) -> None:
+    """Published branch heads and the store's size (the password is never shown)."""
+    team = _team_nav(obj, store_url).team()
+    team.pg.ensure_schema(write=False)
+    heads = team.pg.heads()
+    size = team.pg.size()
+    if as_json:
+        click.echo(json.dumps({"store": team.safe_url, "writable": team.pg.writable(),
+                               "heads": [dict(zip(("repo", "branch", "commit", "updated_at"), h, strict=True))
+                                         for h in heads], "size": size}))  # fmt: skip
+        return
+    click.echo(f"store:    {team.safe_url} ({'read-write' if team.pg.writable() else 'read-only'})")
+    for repo, branch, sha, _ in heads:
+        click.echo(f"  {repo}@{sha[:12]}  {branch}")
+    total = sum(v for k, v in size.items() if k.startswith("bytes:"))
+    click.echo(
+        f"{len(heads)} branch heads; {size.get('rows:nav_chunks', 0)} chunks, "
+        f"{size.get('rows:nav_embeddings', 0)} vectors, {total / 1e6:.1f} MB"
+    )
+
+
 def _warm_with_progress(nav: Any, *, embed: bool) -> Any:
     state: dict[str, Any] = {"done": 0}
 

@@ -40,8 +40,6 @@ from storage.pg import (
     PubChunk,
     PubFile,
     StoreError,
-    StoreReadOnlyError,
-    StoreUnavailableError,
 )
 
 if TYPE_CHECKING:
@@ -230,14 +228,18 @@ class TeamStore:
 
     # -- local vectors ---------------------------------------------------------------------
 
-    def _local_keys(self) -> list[str]:
-        """Embedding keys of every chunk in the local index (one per distinct key)."""
+    def _chunk_keys(self) -> list[str]:
+        """The embedding key of every chunk in the local index (repeated when chunks repeat)."""
         from navigator.search import embed_key
 
         rows = self._need_nav().store.conn.execute(
             "SELECT c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
         )
-        return sorted({embed_key(h, p, s, g) for h, p, s, g in rows})
+        return [embed_key(h, p, s, g) for h, p, s, g in rows]
+
+    def _local_keys(self) -> list[str]:
+        """Embedding keys of the chunks in the local index, each once."""
+        return sorted(set(self._chunk_keys()))
 
     def _cached(self, model: str, keys: Sequence[str]) -> set[str]:
         conn = self._need_nav().store.conn
@@ -302,10 +304,12 @@ class TeamStore:
             from_store = self._pull(model, keys)
         except StoreError as exc:
             store_ok = False
+            log.warning("team store not used for %s: %s", nav.root, exc)
             notes.append(f"team store not used: {exc}")
         embedded = 0
-        vectors = len(self._cached(model, keys))
-        chunks = nav.store.counts()[2]
+        cached = self._cached(model, keys)
+        per_chunk = self._chunk_keys()
+        vectors, chunks = sum(1 for k in per_chunk if k in cached), len(per_chunk)
         if embed:
             rep = nav.embed(progress=progress)
             embedded, vectors, chunks = rep.embedded, rep.vectors, rep.chunks
@@ -356,9 +360,10 @@ class TeamStore:
         self.pg.ensure_schema(write=True)
         self.pg.require_writer()
         model = self.embedder.model_id
-        if self.pg.has_commit(repo, sha):
-            result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=[], vectors={})
-            return PublishReport(repo, sha, branch, result.files, result.chunks, 0, 0, 0, 0, 0, True,
+        known = self.pg.commit_size(repo, sha)
+        if known is not None:
+            self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=[], vectors={})
+            return PublishReport(repo, sha, branch, known[0], known[1], 0, 0, 0, 0, 0, True,
                                  time.perf_counter() - t0, tuple(notes))  # fmt: skip
         nav.index()
         keys = self._local_keys()
@@ -379,6 +384,7 @@ class TeamStore:
                     "publish with the default model (all-MiniLM-L6-v2)"
                 )
         result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=files, vectors=vectors)
+        log.info("published %s@%s (%s) to %s: %d new chunks", repo, sha[:12], branch, self.safe_url, result.new_chunks)
         return PublishReport(
             repo=repo,
             commit=sha,
@@ -541,9 +547,8 @@ def search_all_repos(
     team = nav.team()
     try:
         return team.search(text, k=k, languages=languages)
-    except (StoreUnavailableError, StoreError) as exc:
-        if isinstance(exc, StoreReadOnlyError):
-            raise
+    except StoreError as exc:
+        log.warning("all-repos search answered locally: %s", exc)
         local = nav.search(text, k=k, languages=languages)
         note = _fallback_note(exc)
         return dataclasses.replace(
@@ -556,6 +561,7 @@ def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
     try:
         return team.definitions(name)
     except StoreError as exc:
+        log.warning("all-repos definitions answered locally: %s", exc)
         local = nav.definitions(name)
         note = _fallback_note(exc)
         return dataclasses.replace(

@@ -17,7 +17,7 @@ if ! "$VPY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2
     "$VPY" -m pip install -q torch==2.13.0
 fi
 echo "[setup] installing nav and its Python dependencies"
-"$VPY" -m pip install -q -e '.[servers,test]' --config-settings editable_mode=compat
+"$VPY" -m pip install -q -e '.[servers,store,test]' --config-settings editable_mode=compat
 if [ -f scripts/install-servers.sh ]; then
     echo "[setup] installing language servers"
     bash scripts/install-servers.sh "$PWD/.venv"

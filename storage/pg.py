@@ -467,14 +467,23 @@ class PgStore:
     def fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vectors]:
         """The stored vectors of ``keys`` (those the store has) for ``model``."""
         out: dict[str, Vectors] = {}
-        with self._cursor("fetching vectors") as cur:
-            for start in range(0, len(keys), 2000):
-                cur.execute(
-                    "SELECT chunk, embedding::real[] FROM nav_embeddings WHERE model = %s AND chunk = ANY(%s)",
-                    (model, list(keys[start : start + 2000])),
-                )
-                for key, vec in cur.fetchall():
-                    out[str(key)] = np.asarray(vec, dtype=np.float32)
+        conn = self._connect()
+        import psycopg
+
+        try:
+            # pgvector's binary form (int16 dim, int16 unused, big-endian float4s): 10x faster than text
+            with conn.transaction(), conn.cursor(binary=True) as cur:
+                for start in range(0, len(keys), 2000):
+                    cur.execute(
+                        "SELECT chunk, vector_send(embedding) FROM nav_embeddings WHERE model = %s AND chunk = ANY(%s)",
+                        (model, list(keys[start : start + 2000])),
+                    )
+                    for key, raw in cur.fetchall():
+                        out[str(key)] = np.frombuffer(raw, dtype=">f4", offset=4).astype(np.float32)
+        except psycopg.Error as exc:
+            if conn.closed or conn.broken:
+                self._conn = None
+            raise self._error(exc, "fetching vectors") from None
         return out
 
     def push_vectors(self, model: str, vectors: dict[str, Vectors]) -> int:
@@ -512,10 +521,12 @@ class PgStore:
 
     # -- publish -----------------------------------------------------------------------------
 
-    def has_commit(self, repo: str, sha: str) -> bool:
+    def commit_size(self, repo: str, sha: str) -> tuple[int, int] | None:
+        """(files, chunks) of a published commit; None when it is not published."""
         with self._cursor("looking up a commit") as cur:
-            cur.execute("SELECT 1 FROM nav_commits WHERE repo = %s AND sha = %s", (repo, sha))
-            return cur.fetchone() is not None
+            cur.execute("SELECT files, chunks FROM nav_commits WHERE repo = %s AND sha = %s", (repo, sha))
+            row = cur.fetchone()
+            return None if row is None else (int(row[0]), int(row[1]))
 
     def publish(
         self,
@@ -532,7 +543,8 @@ class PgStore:
         its branch head). Retried on a deadlock or serialization failure."""
         from psycopg import errors as pe
 
-        self._check_dim(vectors) if vectors else None
+        if vectors:
+            self._check_dim(vectors)
         for attempt in range(retries + 1):
             try:
                 return self._publish_once(repo, sha, branch, model, files, vectors)
@@ -716,11 +728,13 @@ class PgStore:
         if not q:
             return []
         with self._cursor("searching text") as cur:
+            # rank first, then keep chunks some branch head holds (old commits' chunks are rare)
             cur.execute(
-                "SELECT c.key FROM nav_chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q AND "
-                + _VISIBLE.format(col="c.key")
-                + " ORDER BY ts_rank_cd(c.tsv, q) DESC, c.key LIMIT %s",
-                (q, limit),
+                "SELECT t.key FROM (SELECT c.key, ts_rank_cd(c.tsv, q) AS r FROM nav_chunks c, "
+                "to_tsquery('simple', %s) q WHERE c.tsv @@ q ORDER BY r DESC, c.key LIMIT %s) t WHERE "
+                + _VISIBLE.format(col="t.key")
+                + " ORDER BY t.r DESC, t.key LIMIT %s",
+                (q, limit * 4, limit),
             )
             return [str(r[0]) for r in cur.fetchall()]
 
@@ -740,10 +754,11 @@ class PgStore:
             if phrase.strip() and len(out) < limit:
                 cur.execute("SET LOCAL pg_trgm.word_similarity_threshold = 0.5")
                 cur.execute(
-                    "SELECT c.key FROM nav_chunks c WHERE %s <%% c.symbol AND "
-                    + _VISIBLE.format(col="c.key")
-                    + " ORDER BY word_similarity(%s, c.symbol) DESC, c.key LIMIT %s",
-                    (phrase, phrase, limit),
+                    "SELECT t.key FROM (SELECT c.key, word_similarity(%s, c.symbol) AS s FROM nav_chunks c "
+                    "WHERE %s <%% c.symbol ORDER BY s DESC, c.key LIMIT %s) t WHERE "
+                    + _VISIBLE.format(col="t.key")
+                    + " ORDER BY t.s DESC, t.key LIMIT %s",
+                    (phrase, phrase, limit * 4, limit),
                 )
                 out.extend(str(r[0]) for r in cur.fetchall() if str(r[0]) not in out)
         return out[:limit]

@@ -129,8 +129,11 @@ class LocalPostgres:
         # every folder above must be traversable by the service user
         if pg.user is not None:
             for parent in base.parents:
-                if parent != Path("/") and not os.access(parent, os.X_OK, effective_ids=False):
-                    raise PgLocalError(f"{parent} is not traversable; put the server under /tmp")
+                if not parent.stat().st_mode & 0o001:
+                    raise PgLocalError(
+                        f"{parent} is not traversable by the user `{pg.user}` the server runs as; "
+                        f"`chmod o+x {parent}` or put the server under /tmp"
+                    )
         pg._chown(base)
         bins = bin_dir()
         if not (pg.data / "PG_VERSION").exists():
@@ -141,6 +144,9 @@ class LocalPostgres:
                  "--encoding=UTF8", "--no-sync"],
                 timeout_s=120,
             )  # fmt: skip
+        if pg.alive():  # started before (e.g. by `python -m storage.pg_local start`): reuse it
+            pg._ensure_database()
+            return pg
         opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60"
         pg._run(
             [str(bins / "pg_ctl"), "-D", str(pg.data), "-l", str(base / "server.log"), "-o", opts,
@@ -168,6 +174,16 @@ class LocalPostgres:
             return int(pidfile.read_text().split("\n", 1)[0])
         except (OSError, ValueError):
             return None
+
+    def alive(self) -> bool:
+        """Whether the server of this data directory is running (``pg_ctl status``)."""
+        if not (self.data / "PG_VERSION").exists():
+            return False
+        try:
+            self._run([str(bin_dir() / "pg_ctl"), "-D", str(self.data), "status"], timeout_s=30)
+        except PgLocalError:
+            return False
+        return True
 
     def running(self) -> bool:
         return self.pid() is not None

@@ -175,22 +175,30 @@ def test_all_repos_search_and_def_name_repository_commit_and_path(tmp_path: Path
     assert data["items"][0]["repo"] == "shop" and data["items"][0]["commit"] == shas["shop"]
 
 
-def test_cli_index_starts_warm_and_cli_publish_reports(tmp_path: Path, store_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The CLI path with NAV_STORE: `nav publish`, then `nav index` on a fresh clone reports
-    how many vectors came from the store. Uses a static embedder through the API's seam."""
+def test_cli_index_starts_warm_from_nav_store_and_status_hides_the_password(
+    tmp_path: Path, store_url: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """`nav index --no-embed` with NAV_STORE on a fresh clone takes the store's vectors (no model
+    is loaded: the published vectors are keyed by the default model's id, computed here by a
+    stand-in embedder so this test stays fast)."""
+    from semantic.embed import SentenceTransformerEmbedder
+
+    model_id = SentenceTransformerEmbedder().model_id  # the id only: the model is not loaded
     repo = make_repo(tmp_path / "billing")
-    with _nav(repo, store_url) as nav:
+    with _nav(repo, store_url, FakeEmbedder(384, model_id=model_id)) as nav:
         published = nav.team().publish()
     fresh = clone(repo, tmp_path / "fresh")
     monkeypatch.setenv("NAV_STORE", store_url)
-    with _nav(fresh, store_url) as nav:
-        nav.index()
-        warm = nav.team().warm(embed=False)
-    assert warm.from_store == published.chunks and warm.embedded == 0
     runner = CliRunner()
+    out = runner.invoke(main, ["-C", str(fresh), "index", "--no-embed"])
+    assert out.exit_code == 0, out.output
+    n = published.chunks
+    assert f"vectors: {n}/{n} chunks ({n} from the team store, 0 embedded here, 0 pushed back)" in out.output
+    out = runner.invoke(main, ["-C", str(fresh), "index", "--no-embed", "--json"])
+    assert json.loads(out.output)["store"]["from_store"] == 0  # already cached locally
     out = runner.invoke(main, ["-C", str(fresh), "status"])
     assert out.exit_code == 0 and PG_PASSWORD not in out.output
-    assert "store:" in out.output and "***" in out.output
+    assert "store:    postgresql://nav:***@127.0.0.1" in out.output
 
 
 # -- access ---------------------------------------------------------------------------------------
@@ -310,3 +318,100 @@ def test_a_bad_store_url_names_the_value_without_its_password() -> None:
     with pytest.raises(UsageError, match=r"must start with postgresql://, got 'http://u:\*\*\*@h'"):
         PgStore("http://u:secretpw@h")
 
+
+
+def test_the_readme_roles_a_writer_publishes_and_a_reader_reads(tmp_path: Path, store_url: str) -> None:
+    """The README's SQL, as written: an administrator creates the extensions and two roles."""
+    db = store_url.rsplit("/", 1)[1]
+    writer, reader = f"w_{db}"[:60], f"r_{db}"[:60]
+    with psycopg.connect(store_url, autocommit=True) as c:
+        for sql in (
+            "CREATE EXTENSION IF NOT EXISTS vector",
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+            f"CREATE ROLE {writer} LOGIN PASSWORD 'writer-Pw-1'",
+            f"GRANT CREATE, USAGE ON SCHEMA public TO {writer}",
+            f"CREATE ROLE {reader} LOGIN PASSWORD 'reader-Pw-1'",
+            f"GRANT CONNECT ON DATABASE {db} TO {reader}",
+            f"GRANT USAGE ON SCHEMA public TO {reader}",
+            f"ALTER DEFAULT PRIVILEGES FOR ROLE {writer} IN SCHEMA public GRANT SELECT ON TABLES TO {reader}",
+        ):
+            c.execute(sql)
+    writer_url = store_url.replace(f"nav:{PG_PASSWORD}@", f"{writer}:writer-Pw-1@")
+    reader_url = store_url.replace(f"nav:{PG_PASSWORD}@", f"{reader}:reader-Pw-1@")
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, writer_url) as nav:
+        assert nav.team().publish().new_files == 4
+    with _nav(repo, reader_url) as nav:
+        assert nav.definitions("parse_invoice", all_repos=True).items[0].path == "billing/invoices.py"
+        assert not nav.team().pg.writable()
+    out = CliRunner().invoke(main, ["-C", str(repo), "store", "status", "--store", reader_url])
+    assert out.exit_code == 0, out.output
+    assert "read-only" in out.output and "billing@" in out.output and "reader-Pw-1" not in out.output
+
+
+def test_the_password_can_come_from_pgpassfile(tmp_path: Path, store_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(store_url)
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"{parts.hostname}:{parts.port}:{parts.path[1:]}:nav:{PG_PASSWORD}\n", encoding="utf-8")
+    passfile.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    bare = store_url.replace(f"nav:{PG_PASSWORD}@", "nav@")
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, bare) as nav:
+        assert nav.team().publish().new_files == 4
+        again = nav.team().publish()
+        assert again.already_published and again.files == 4 and again.chunks > 4
+
+
+def test_mcp_search_and_def_take_all_repos(tmp_path: Path, store_url: str) -> None:
+    import anyio
+    from mcp import Client
+
+    from navigator.mcp_server import build_server
+
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        sha = nav.team().publish().commit
+
+        async def go() -> tuple[str, str]:
+            async with Client(build_server(nav)) as client:
+                s = await client.call_tool("search", {"text": "parse an invoice", "all_repos": True, "limit": 3})
+                d = await client.call_tool("def", {"name": "ErpClient", "all_repos": True})
+                return s.content[0].text, d.content[0].text  # type: ignore[union-attr]
+
+        search_text, def_text = anyio.run(go)
+    assert f"billing@{sha[:8]}:billing/invoices.py" in search_text
+    assert def_text.startswith(f"billing@{sha[:8]}:billing/erp.py:5:7  class  ErpClient")
+
+
+def test_a_store_from_a_newer_nav_is_refused_by_name(tmp_path: Path, store_url: str) -> None:
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+    with psycopg.connect(store_url, autocommit=True) as c:
+        c.execute("UPDATE nav_meta SET value = '99' WHERE key = 'schema_version'")
+    with PgStore(store_url) as pg, pytest.raises(StoreSchemaError, match="schema version 99, newer than this nav"):
+        pg.ensure_schema(write=False)
+
+
+def test_no_password_reaches_the_logs(tmp_path: Path, store_url: str, caplog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    repo = make_repo(tmp_path / "billing")
+    wrong = store_url.replace(PG_PASSWORD, "Leaky-pw-42")
+    with _nav(repo, wrong) as nav:
+        with pytest.raises(StoreAuthError):
+            nav.team().publish()
+        resp = nav.search("parse invoice", all_repos=True)
+        assert resp.complete is False
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+        nav.search("parse invoice", all_repos=True)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    # the failure and the publish were logged, naming the store, and no password
+    assert "all-repos search answered locally" in text and "refused the credentials" in text
+    assert "published billing@" in text and "postgresql://nav:***@127.0.0.1" in text
+    assert "Leaky-pw-42" not in text and PG_PASSWORD not in text
