@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from navigator.results import Response, SearchHit
+from semantic import fusion
 from semantic.embed import Embedder, embedding_text, load_embedder
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
@@ -513,13 +514,15 @@ class SemanticSearch:
 
     def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
         """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
-        it (a definition named in the query first, then in line order), else the definition
-        around it, else the chunk itself; each definition listed once."""
-        hits: list[SearchHit] = []
+        it (those the query names first, in the order it names them, then in line order), else
+        the definition around it, else the chunk itself. The i-th definition of a chunk scores
+        ``code_score * CODE_SPLIT_DECAY ** i``; each definition is listed once, at its best."""
+        scored: list[tuple[float, int, SearchHit]] = []
         seen: set[tuple[str, int]] = set()
         kinds = ",".join("?" * len(CODE_KINDS))
-        for start in range(0, len(ranked), 50):
-            part = ranked[start : start + 50]
+        top = ranked[: max(3 * k, 30)]
+        for start in range(0, len(top), 50):
+            part = top[start : start + 50]
             rows = self.store.chunks_by_ids([r.id for r in part])
             for r in part:
                 row = rows.get(r.id)
@@ -541,28 +544,27 @@ class SemanticSearch:
                 lines = row.text.splitlines()
                 if not chosen:
                     chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-                for qn, s_line, e_line, sig in chosen:
+                for i, (qn, s_line, e_line, sig) in enumerate(chosen):
                     key = (row.path, int(s_line))
                     if key in seen:
                         continue
                     seen.add(key)
                     lo = max(int(s_line), row.start_line) - row.start_line
-                    hits.append(
-                        SearchHit(
-                            path=row.path,
-                            start_line=int(s_line),
-                            end_line=int(e_line),
-                            symbol=qn,
-                            signature=sig,
-                            snippet=_snippet("\n".join(lines[lo:])),
-                            score=round(r.score, 6),
-                            language=row.language,
-                            ranks=dict(r.ranks),
-                        )
+                    score = r.code_score * fusion.CODE_SPLIT_DECAY**i
+                    hit = SearchHit(
+                        path=row.path,
+                        start_line=int(s_line),
+                        end_line=int(e_line),
+                        symbol=qn,
+                        signature=sig,
+                        snippet=_snippet("\n".join(lines[lo:])),
+                        score=round(score, 6),
+                        language=row.language,
+                        ranks=dict(r.ranks),
                     )
-                    if len(hits) >= k:
-                        return hits
-        return hits
+                    scored.append((score, len(scored), hit))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [h for _, _, h in scored[:k]]
 
     def search(
         self,

@@ -73,6 +73,10 @@ CASE_AWARE_NAMES = True
 longer boosts every `serialize` method), 0 on Python."""
 CODE_FILE_WEIGHT = 0.5
 """In the code view, how much a chunk's file score adds to its own (see :func:`fuse`)."""
+CODE_SPLIT_DECAY = 0.5
+"""In the code view, the i-th definition taken out of one merged chunk scores
+``code_score * CODE_SPLIT_DECAY ** i``: a chunk of many small definitions does not fill the
+list with all of them at its score."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
 
@@ -96,6 +100,8 @@ class Ranked:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     file_score: float = 0.0
+    code_score: float = 0.0
+    """The code view's score: the chunk's own, its file's penalty, a share of its file's score."""
 
 
 K = TypeVar("K", bound=Hashable)
@@ -291,10 +297,9 @@ def fuse(
                 r.file_score = file_scores[path]
     if view == "code":
         every = [r for rs in by_file.values() for r in rs]
-        code_score = {
-            r.id: r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score for r in every
-        }
-        every.sort(key=lambda r: (-code_score[r.id], r.id))
+        for r in every:
+            r.code_score = r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score
+        every.sort(key=lambda r: (-r.code_score, r.id))
         return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))
     out: list[Ranked] = [by_file[p][0] for p in order]

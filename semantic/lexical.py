@@ -171,10 +171,25 @@ def stem(word: str) -> str:
     return w
 
 
+VERB_FORMS = True
+"""Also match a query's past and -ing forms against names (``replaced`` -> ``replace_file``,
+``parsing`` -> ``parse``); see bench/README.md for what it did."""
+
+
 def variants(word: str) -> set[str]:
-    """Spellings a query word may take in a name: itself, its singular and plural forms."""
+    """Spellings a query word may take in a name: itself, its singular and plural forms
+    (and, with :data:`VERB_FORMS`, the verb a past or -ing form comes from)."""
     w = word.lower()
     out = {w, stem(w), w + "s", w + "es"}
+    if VERB_FORMS and len(w) > 4:
+        if w.endswith("ed"):
+            out |= {w[:-1], w[:-2]}
+            if len(w) > 5 and w[-3] == w[-4]:
+                out.add(w[:-3])  # stopped -> stop
+        elif w.endswith("ing"):
+            out |= {w[:-3], w[:-3] + "e"}
+            if len(w) > 5 and w[-4] == w[-5]:
+                out.add(w[:-4])  # running -> run
     if w.endswith("y") and len(w) > 2:
         out.add(w[:-1] + "ies")
     if w.endswith("s") and len(w) > 3:
