@@ -63,6 +63,7 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "code-file-0": {(fusion, "CODE_FILE_WEIGHT"): 0.0},
     "code-file-1": {(fusion, "CODE_FILE_WEIGHT"): 1.0},
     "code-split-1": {(fusion, "CODE_SPLIT_DECAY"): 1.0},
+    "no-said-parts": {(fusion, "SAID_PARTS"): False},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 

@@ -43,10 +43,12 @@ from semantic.lexical import (
     path_files,
     path_words,
     query_terms,
+    stem,
     symbol_chunks,
 )
 from semantic.vectors import VectorIndex
 from storage.db import Store
+from storage.tokens import split_identifier
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +102,22 @@ def _snippet(text: str) -> str:
 
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
+    """How much of the query one definition's own lines match (a definition the query names
+    matches fully): the share of the query's words found among its words."""
+    last = qualified.rsplit(".", 1)[-1]
+    if any(ident.rsplit(".", 1)[-1] == last for ident in terms.identifiers):
+        return 1.0
+    if not terms.words:
+        return 0.0
+    toks = {w for ln in lines for t in _WORDS.findall(ln) for w in split_identifier(t)}
+    toks |= set(split_identifier(last))
+    return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
+
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _named_at(qualified: str, terms: QueryTerms) -> int:
@@ -515,8 +533,9 @@ class SemanticSearch:
     def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
         """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
         it (those the query names first, in the order it names them, then in line order), else
-        the definition around it, else the chunk itself. The i-th definition of a chunk scores
-        ``code_score * CODE_SPLIT_DECAY ** i``; each definition is listed once, at its best."""
+        the definition around it, else the chunk itself. A definition out of a chunk of several
+        scores by how much of the query its own lines match (``fusion.CODE_SPLIT_DECAY``); each
+        definition is listed once, at its best."""
         scored: list[tuple[float, int, SearchHit]] = []
         seen: set[tuple[str, int]] = set()
         kinds = ",".join("?" * len(CODE_KINDS))
@@ -544,13 +563,19 @@ class SemanticSearch:
                 lines = row.text.splitlines()
                 if not chosen:
                     chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-                for i, (qn, s_line, e_line, sig) in enumerate(chosen):
+                own = [
+                    _own_match(str(d[0] or ""), lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1], terms)
+                    for d in chosen
+                ]
+                best = max(own) or 1.0
+                for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
                     key = (row.path, int(s_line))
                     if key in seen:
                         continue
                     seen.add(key)
                     lo = max(int(s_line), row.start_line) - row.start_line
-                    score = r.code_score * fusion.CODE_SPLIT_DECAY**i
+                    decay = fusion.CODE_SPLIT_DECAY
+                    score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
                     hit = SearchHit(
                         path=row.path,
                         start_line=int(s_line),

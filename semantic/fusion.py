@@ -71,11 +71,15 @@ NDCG@10 on TS/JS/Go/Rust (zod's v3/ against v4/), 0 on Python, paired."""
 CASE_AWARE_NAMES = True
 """Measured: +0.004 NDCG@10 on TS/JS/Go/Rust (symbol queries 0.931 -> 0.951: `Serialize` no
 longer boosts every `serialize` method), 0 on Python."""
+SAID_PARTS = True
+"""A multi-word name matches a short query whose words (stopwords included) spell every part
+of it, when at least one part is a content word (see :func:`definition_match`)."""
 CODE_FILE_WEIGHT = 0.5
 """In the code view, how much a chunk's file score adds to its own (see :func:`fuse`)."""
 CODE_SPLIT_DECAY = 0.5
-"""In the code view, the i-th definition taken out of one merged chunk scores
-``code_score * CODE_SPLIT_DECAY ** i``: a chunk of many small definitions does not fill the
+"""In the code view, a definition taken out of a chunk of several scores
+``code_score * (CODE_SPLIT_DECAY + (1 - CODE_SPLIT_DECAY) * own / best)``, ``own`` being how
+much of the query its own lines match: a chunk of many small definitions does not fill the
 list with all of them at its score."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
@@ -157,6 +161,9 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
             return True
     parts = split_identifier(last)
     if len(parts) >= 2:
+        if SAID_PARTS and terms.said:
+            # ``replace_file`` for "where is a file's rows replaced": "file" is a stopword, but said.
+            return all(p in terms.said for p in parts) and any(p in terms.stems for p in parts)
         return all(p in terms.stems for p in parts)
     # A one-word symbol (``Flask``, ``redirect``) counts only when the query is short and
     # names it: in prose, common words ("request", "session") would fire everywhere.

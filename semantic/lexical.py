@@ -279,6 +279,9 @@ class QueryTerms:
     """File paths the query names (traceback frames first)."""
     prose: tuple[str, ...] = ()
     """A long query's prose words before :func:`cap_terms` picks the rarest."""
+    said: frozenset[str] = frozenset()
+    """A short query's every word, stopwords included (``file`` in "a file's rows"), in all
+    its spellings: a name's common words may match these once a content word matched."""
 
     @property
     def long(self) -> bool:
@@ -330,12 +333,14 @@ def query_terms(text: str) -> QueryTerms:
         if _looks_like_identifier(tok) or len(tokens) == 1:
             idents.append(tok)
     idents.extend(n for n in named.names if n not in idents and "." not in n)
+    said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
     return QueryTerms(
         words=tuple(words),
         stems=frozenset(v for w in words for v in variants(w)),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
         paths=named.paths,
+        said=frozenset(v for w in said for v in variants(w)),
     )
 
 
