@@ -143,7 +143,11 @@ class _Shared:
         self.in_flight: set[str] = set()
         """Embedding keys a sync is embedding right now (outside the lock)."""
         self.refreshed: tuple[tuple[object, ...], tuple[int, int]] | None = None
-        """(signature, (vectors, chunks)) of the last search-time refresh."""
+        """(state, (vectors, chunks)) of the last search-time refresh."""
+        self.keys: tuple[tuple[object, ...], dict[int, str]] | None = None
+        """(chunks signature, chunk id -> embedding key): recomputed only when chunks change."""
+        self.file_stamp: tuple[int, int] | None = None
+        """(mtime_ns, size) of the vectors file this process last loaded or wrote."""
 
 
 class SemanticSearch:
@@ -204,14 +208,29 @@ class SemanticSearch:
         with self._lock:
             if self._shared.index is None:
                 model_id = self.embedder.model_id  # known without loading the model
-                loaded = VectorIndex.load(self.vectors_path)
-                if loaded is None or loaded.model_id != model_id:
+                loaded = self._load_file(model_id)
+                if loaded is None:
                     row = self.store.conn.execute(
                         "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
                     ).fetchone()
                     loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
                 self._shared.index = loaded
             return self._shared.index
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.vectors_path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def _load_file(self, model_id: str) -> VectorIndex | None:
+        stamp = self._file_stamp()
+        loaded = VectorIndex.load(self.vectors_path) if stamp is not None else None
+        if loaded is None or loaded.model_id != model_id:
+            return None
+        self._shared.file_stamp = stamp
+        return loaded
 
     # -- sync --------------------------------------------------------------------------------
 
@@ -233,32 +252,47 @@ class SemanticSearch:
         return self.refresh()
 
     def refresh(self) -> tuple[int, int]:
-        """What a search does instead of embedding: drop vectors of changed or deleted
-        chunks and add vectors cached in SQLite (by another process or an earlier run).
-        Never runs or loads the model. Returns (chunks with a current vector, chunks).
+        """What a search does instead of embedding. Never runs or loads the model.
 
-        Skipped when neither the chunks, nor the vectors, nor the database (another
-        connection's commit: ``PRAGMA data_version``) changed since the last refresh."""
+        - When another process saved newer vectors (``nav index --embed``, a daemon), load them.
+        - When the chunks changed (an index run) or vectors were loaded: drop vectors of changed
+          or deleted chunks and add vectors cached in SQLite (a revert, a branch switch back).
+        - Count the chunks that have a current vector.
+
+        Returns (chunks with a current vector, chunks). A query pays for this only when
+        something changed: the chunks' embedding keys are kept until the chunks change."""
         with self._lock:
             signature = self._signature()
-            version = int(self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+            cached = self._shared.keys
+            keys_changed = cached is None or cached[0] != signature
+            if cached is None or keys_changed:
+                cached = self._shared.keys = (signature, self._chunk_keys())
+            keys = cached[1]
+            reloaded = False
             index = self._existing_index()
+            stamp = self._file_stamp()
+            if index is not None and stamp is not None and stamp != self._shared.file_stamp:
+                fresh = self._load_file(index.model_id)
+                if fresh is not None:
+                    index = self._shared.index = fresh
+                    reloaded = True
             size = len(index) if index is not None else -1
+            state = (*signature, size, stamp)
             last = self._shared.refreshed
-            if last is not None and last[0] == (*signature, version, size):
+            if last is not None and last[0] == state and not reloaded:
                 return last[1]
-            keys = self._chunk_keys()
             if index is None:
                 coverage = (0, len(keys))
             else:
-                have = index.items()
-                index.remove([i for i, k in have.items() if keys.get(i) != k])
-                have = index.items()
-                self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
+                if keys_changed or reloaded or last is None:
+                    have = index.items()
+                    index.remove([i for i, k in have.items() if keys.get(i) != k])
+                    have = index.items()
+                    self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
                 have = index.items()
                 coverage = (sum(1 for i, k in keys.items() if have.get(i) == k), len(keys))
                 size = len(index)
-            self._shared.refreshed = ((*signature, version, size), coverage)
+            self._shared.refreshed = ((*signature, size, stamp), coverage)
             return coverage
 
     def sync(
@@ -323,6 +357,8 @@ class SemanticSearch:
                 # Outside the shared lock: the index snapshots itself under its own lock and the
                 # file is written atomically, so a search never waits for the disk.
                 index.save(self.vectors_path)
+                with self._lock:
+                    self._shared.file_stamp = self._file_stamp()  # our own write: nothing to reload
         return SyncReport(
             chunks=len(keys),
             vectors=vectors,
