@@ -38,6 +38,7 @@ from semantic.lexical import (
     QueryTerms,
     _filter_sql,
     bm25_chunks,
+    by_basename,
     cap_terms,
     named_files,
     path_files,
@@ -169,6 +170,7 @@ class SemanticSearch:
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
         self.depth = depth
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
+        self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
         if share_with is not None:
             self._shared: _Shared = share_with._shared
         else:
@@ -464,6 +466,13 @@ class SemanticSearch:
             self._path_cache = (key, {p: path_words(p) for p in paths})
         return self._path_cache[1]
 
+    def _basenames(self) -> dict[str, list[str]]:
+        """file name -> paths, kept with the path words (same signature)."""
+        words = self._file_words()
+        if self._basename_cache is None or self._basename_cache[0] is not words:
+            self._basename_cache = (words, by_basename(list(words)))
+        return self._basename_cache[1]
+
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
             return None
@@ -487,7 +496,8 @@ class SemanticSearch:
         conn = self.store.conn
         depth = max(self.depth, depth or 0)
         files = self._file_words()
-        named = named_files(list(files), terms.paths) if terms.paths else []
+        basenames = self._basenames()
+        named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
         out: dict[str, list[int]] = {
             "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
             "symbols": [
@@ -515,7 +525,7 @@ class SemanticSearch:
                 )
             }
             files = {p: w for p, w in files.items() if p in allowed_files}
-        path_leg = [p for p, _ in path_files(files, terms, limit=depth)]
+        path_leg = [p for p, _ in path_files(files, terms, limit=depth, basenames=basenames if files is self._file_words() else None)]
         return out, path_leg
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:

@@ -25,6 +25,7 @@ __all__ = [
     "QueryTerms",
     "cap_terms",
     "mentions",
+    "by_basename",
     "named_files",
     "bm25_chunks",
     "path_files",
@@ -202,8 +203,13 @@ def variants(word: str) -> set[str]:
 LONG_QUERY_WORDS = 24
 """A query with more content words than this is issue text (a pasted issue, a traceback):
 its names are pulled out and its prose words capped by rarity (:func:`cap_terms`)."""
-MAX_PROSE_WORDS = 24
-"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all."""
+MAX_PROSE_WORDS = 16
+"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all,
+and in at most :data:`MAX_PROSE_DF` of the chunks."""
+MAX_PROSE_DF = 0.1
+PROSE_LOOKUPS = 120
+"""Distinct prose words of a long query whose document frequency is looked up, in the order
+they come (an issue's title and first paragraphs): each lookup costs ~0.5 ms on a large index."""
 MAX_NAMES = 24
 """Names kept from a long query, strongest first (see :func:`mentions`)."""
 
@@ -217,6 +223,10 @@ _QUOTED = re.compile(r"`([^`\n]+)`")
 _ERROR_CLASS = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FILE_EXTENSIONS = frozenset(
+    [*_EXTENSIONS.split("|"), "yaml", "yml", "json", "toml", "txt", "md", "rst", "cfg", "ini", "png", "jpg", "html", "csv", "lock", "log"]
+)
+"""A dotted token ending in one of these is a file name (``template.yaml``), not a qualified name."""
 _NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "self", "cls", "none", "true", "false"})
 
 
@@ -243,10 +253,19 @@ def mentions(text: str) -> Mentions:
             paths.append(path.replace("\\", "/"))
         if func and not func.startswith("<"):
             names.append(func)
-    quoted = [re.sub(r"^```[\w+-]*", "", m.group(0)).strip("`") for m in _FENCE.finditer(text)] + _QUOTED.findall(_FENCE.sub(" ", text))
-    for code in quoted:
-        for tok in _NAME.findall(_FRAME.sub(" ", code)):
-            if tok.lower() not in STOPWORDS and len(tok) > 2 and not tok.isdigit():
+    fenced = [re.sub(r"^```[\w+-]*", "", m.group(0)).strip("`") for m in _FENCE.finditer(text)]
+    inline = _QUOTED.findall(_FENCE.sub(" ", text))
+    for code in [*inline, *fenced]:
+        code = _FRAME.sub(" ", code)
+        single = _NAME.fullmatch(code.strip().rstrip("()"))
+        for m in _NAME.finditer(code):
+            tok = m.group(0)
+            # In quoted code: a name quoted alone, a call, a definition, or a code-looking token;
+            # not every English word of a shell command or a log line.
+            called = code[m.end() : m.end() + 1] == "("
+            defined = re.search(r"\b(def|class|import|from|function|func|fn)\s+$", code[: m.start()]) is not None
+            code_like = single or called or defined or _looks_like_identifier(tok)
+            if code_like and len(tok) > 2 and tok.lower() not in STOPWORDS and not tok.isdigit():
                 names.append(tok.removeprefix("self.").removeprefix("cls."))
     names.extend(_ERROR_CLASS.findall(text))
     for tok in _NAME.findall(_FRAME.sub(" ", text)):
@@ -258,7 +277,7 @@ def mentions(text: str) -> Mentions:
         n
         for n in dict.fromkeys(n.strip(".") for n in names)
         if n and n.lower() not in _NOT_NAMES and not re.fullmatch(r"[\d.]+", n)
-        and not any(n.endswith("." + ext) for ext in _EXTENSIONS.split("|"))
+        and n.rsplit(".", 1)[-1].lower() not in _FILE_EXTENSIONS
     ]
     return Mentions(names=tuple(kept), paths=tuple(dict.fromkeys(paths)))
 
@@ -350,23 +369,32 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     are returned as they are."""
     if not terms.long:
         return terms
-    prose = [w for w in terms.prose if w]
+    prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][:PROSE_LOOKUPS]
+    plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
+    lookups = list(dict.fromkeys([*prose, *terms.words, *plain_names]))
     df: dict[str, int] = {}
-    if prose:
+    if lookups:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-        for start in range(0, len(prose), 500):
-            part = prose[start : start + 500]
+        for start in range(0, len(lookups), 500):
+            part = lookups[start : start + 500]
             marks = ",".join("?" * len(part))
             for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
                 df[str(term)] = int(doc)
     order = {w: i for i, w in enumerate(prose)}
-    kept = sorted((w for w in prose if df.get(w)), key=lambda w: (df[w], order[w]))[:max_words]
+    chunks = int(conn.execute("SELECT max(rowid) FROM chunks_fts").fetchone()[0] or 0)
+    common = max(1, int(MAX_PROSE_DF * chunks))
+    kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
-    words = tuple(dict.fromkeys([*terms.words, *kept]))
+    # The names' own words stay unless nearly every chunk has them ("data", "run").
+    head = [w for w in terms.words if df.get(w, 0) <= 3 * common]
+    words = tuple(dict.fromkeys([*head, *kept]))
+    idents = tuple(
+        i for i in terms.identifiers if not (i.lower() in plain_names and df.get(i.lower(), 0) > 3 * common)
+    )
     return QueryTerms(
         words=words,
         stems=frozenset(v for w in words for v in variants(w)),
-        identifiers=terms.identifiers,
+        identifiers=idents,
         text=terms.text,
         paths=terms.paths,
         prose=terms.prose,
@@ -526,18 +554,31 @@ def path_words(path: str) -> set[str]:
     return {w for part in parts for w in split_identifier(part) if len(w) > 1}
 
 
-def named_files(files: Sequence[str], named: Sequence[str]) -> list[str]:
+def by_basename(files: Sequence[str]) -> dict[str, list[str]]:
+    """file name -> the indexed paths of that name (for :func:`named_files`)."""
+    out: dict[str, list[str]] = {}
+    for f in files:
+        out.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    return out
+
+
+def named_files(
+    files: Sequence[str], named: Sequence[str], *, index: dict[str, list[str]] | None = None
+) -> list[str]:
     """Indexed files a query names, in the order named (pure): a named path matches a file
     path that ends with it, else one ending with its last two components (an absolute
-    traceback path), else, for a bare file name, the files of that name."""
+    traceback path), else, for a bare file name, the files of that name. ``index`` is
+    :func:`by_basename` of ``files``, when the caller keeps one."""
+    names = index if index is not None else by_basename(files)
     out: list[str] = []
     for raw in named:
         p = raw.replace("\\", "/").lstrip("./")
         parts = [x for x in p.split("/") if x]
         if not parts:
             continue
+        same_name = names.get(parts[-1], [])
         for tail in ("/".join(parts), "/".join(parts[-2:]), parts[-1]):
-            hits = [f for f in files if f == tail or f.endswith("/" + tail)]
+            hits = [f for f in same_name if f == tail or f.endswith("/" + tail)]
             if hits:
                 if len(hits) <= 5:
                     out.extend(h for h in sorted(hits) if h not in out)
@@ -550,10 +591,11 @@ def path_files(
     terms: QueryTerms,
     *,
     limit: int = 50,
+    basenames: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """Files ranked by the rarity-weighted query words found in their path (pure); files
     the query names by path (see :func:`named_files`) first."""
-    named = named_files(list(file_words), terms.paths) if terms.paths else []
+    named = named_files(list(file_words), terms.paths, index=basenames) if terms.paths else []
     if named:
         rest = [kv for kv in path_files(file_words, QueryTerms(terms.words, terms.stems, (), terms.text), limit=limit) if kv[0] not in named]
         return ([(p, float("inf")) for p in named] + rest)[:limit]
