@@ -54,6 +54,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from navigator import search as search_module  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic import fusion, lexical  # noqa: E402
@@ -66,6 +67,8 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "code-file-1": {(fusion, "CODE_FILE_WEIGHT"): 1.0},
     "code-split-1": {(fusion, "CODE_SPLIT_DECAY"): 1.0},
     "no-said-parts": {(fusion, "SAID_PARTS"): False},
+    "uses-leg": {(search_module, "USES_LEG"): True},
+    "ipynb-as-code": {(fusion, "_PROSE_EXTENSIONS"): fusion._PROSE_EXTENSIONS - {"ipynb"}},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 
@@ -94,7 +97,7 @@ REPOS = sorted(
     ]
 )  # fmt: skip
 CHECK = sorted(random.Random(9).sample(REPOS, 5))
-LEXICAL = ("bm25", "symbols", "path")
+LEXICAL = ("bm25", "symbols", "path", "refs")
 DEF_KINDS = ("function", "method", "class")
 
 

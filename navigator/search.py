@@ -46,6 +46,7 @@ from semantic.lexical import (
     query_terms,
     stem,
     symbol_chunks,
+    uses_chunks,
 )
 from semantic.vectors import VectorIndex
 from storage.db import Store
@@ -55,7 +56,11 @@ log = logging.getLogger(__name__)
 
 __all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key"]
 
-LEGS = ("bm25", "vector", "symbols", "path")
+LEGS = ("bm25", "vector", "symbols", "path", "refs")
+USES_LEG = False
+"""The ``refs`` leg: chunks that use (reference) the names a query mentions, ranked by how many
+of its uses they hold — the named definitions' neighbourhood in the syntax reference graph.
+Off: measured on the issue-localization dev set, see bench/README.md."""
 DEPTH = 50
 """Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
 VIEWS = ("files", "code")
@@ -505,6 +510,8 @@ class SemanticSearch:
                 for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
             ],
         }
+        if USES_LEG and terms.identifiers:
+            out["refs"] = uses_chunks(conn, terms, limit=depth, paths=paths, languages=languages)
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)

@@ -188,7 +188,7 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
 
 _TEST = re.compile(r"(^|/)(tests?|testing|__tests__|spec|specs|e2e|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|conftest\.py)$")
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
-_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv"})
+_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv", "ipynb"})
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "stem",
     "variants",
     "symbol_chunks",
+    "uses_chunks",
 ]
 
 STOPWORDS = frozenset(
@@ -545,6 +546,40 @@ def symbol_chunks(
             if len(out) >= limit:
                 break
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]
+
+
+def uses_chunks(
+    conn: sqlite3.Connection,
+    terms: QueryTerms,
+    *,
+    limit: int = 50,
+    paths: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> list[int]:
+    """Chunks that use the names the query mentions (syntax references), most uses first;
+    a name used in more than 500 places says little and is skipped."""
+    names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in terms.identifiers))[:MAX_NAMES]
+    if not names:
+        return []
+    cond, params = _filter_sql(paths, languages)
+    marks = ",".join("?" * len(names))
+    common = {
+        str(n)
+        for n, c in conn.execute(
+            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", names
+        )
+        if int(c) > 500
+    }
+    names = [n for n in names if n not in common]
+    if not names:
+        return []
+    marks = ",".join("?" * len(names))
+    sql = (
+        "SELECT c.id, count(*) AS n FROM refs r JOIN chunks c ON c.file_id = r.file_id "
+        "AND c.start_line <= r.line AND c.end_line >= r.line JOIN files f ON f.id = c.file_id "
+        f"WHERE r.name IN ({marks}) {cond} GROUP BY c.id ORDER BY n DESC, c.id LIMIT ?"
+    )
+    return [int(r[0]) for r in conn.execute(sql, (*names, *params, limit))]
 
 
 def path_words(path: str) -> set[str]:
