@@ -17,7 +17,9 @@ Per instance, in the same run on the same index:
 - ``nav-files``: ``SemanticSearch.search(query, k=50)`` reduced to distinct files;
 - ``nav-code``: ``search(query, k=50, view="code")``: definitions ranked on their own;
 - ``bm25``: plain BM25 (SQLite FTS5, default ``unicode61`` tokenizer, query words OR-ed,
-  nothing else) over the same syntax chunks' text.
+  nothing else) over the same syntax chunks' text;
+- ``py:…``: the same three over the Python files' chunks only (the labels are Python files;
+  ``search(..., languages=["python"])``), each paired with ``py:bm25``.
 
 Metrics: file Acc@1/5/10 (a gold file among the top k distinct files) and function
 Recall@5/10 (share of gold functions among the first k functions). A ranked list of spans
@@ -52,9 +54,38 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from navigator import search as search_module  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
+from semantic import fusion, lexical  # noqa: E402
 from storage.db import Store  # noqa: E402
+
+VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
+    "nav": {},
+    "no-verb-forms": {(lexical, "VERB_FORMS"): False},
+    "code-file-0": {(fusion, "CODE_FILE_WEIGHT"): 0.0},
+    "code-file-1": {(fusion, "CODE_FILE_WEIGHT"): 1.0},
+    "code-split-1": {(fusion, "CODE_SPLIT_DECAY"): 1.0},
+    "no-said-parts": {(fusion, "SAID_PARTS"): False},
+    "uses-leg": {(search_module, "USES_LEG"): True},
+    "ipynb-as-code": {(fusion, "_PROSE_EXTENSIONS"): fusion._PROSE_EXTENSIONS - {"ipynb"}},
+}
+"""Ranking variants run on the same index in the same pass (module constants set, then restored)."""
+
+
+class variant:
+    def __init__(self, name: str) -> None:
+        self.changes = VARIANTS[name]
+        self.saved: dict[tuple[Any, str], Any] = {}
+
+    def __enter__(self) -> None:
+        for (mod, attr), value in self.changes.items():
+            self.saved[(mod, attr)] = getattr(mod, attr)
+            setattr(mod, attr, value)
+
+    def __exit__(self, *exc: object) -> None:
+        for (mod, attr), value in self.saved.items():
+            setattr(mod, attr, value)
 
 LOC = Path("/work/corpora/loc")
 REPOS = sorted(
@@ -66,12 +97,28 @@ REPOS = sorted(
     ]
 )  # fmt: skip
 CHECK = sorted(random.Random(9).sample(REPOS, 5))
-LEXICAL = ("bm25", "symbols", "path")
+LEXICAL = ("bm25", "symbols", "path", "refs")
 DEF_KINDS = ("function", "method", "class")
 
 
 def checkout(tree: Path, commit: str) -> None:
-    subprocess.run(["git", "-C", str(tree), "checkout", "-q", "-f", commit], check=True)
+    """Move the working tree to ``commit``. Blobs the fetched mirror lacks (large data files)
+    are left out through sparse checkout, and said on stderr."""
+    for _ in range(5):
+        p = subprocess.run(["git", "-C", str(tree), "checkout", "-q", "-f", commit], capture_output=True, text=True)
+        if p.returncode == 0:
+            break
+        missing = re.findall(r"unable to read sha1 file of (\S+) \(", p.stderr)
+        if not missing:
+            raise RuntimeError(f"git checkout {commit} in {tree}: {p.stderr[-500:]}")
+        print(f"{tree.name}: leaving out {len(missing)} files the mirror lacks: {missing[:3]}", file=sys.stderr)
+        sparse = tree / ".git" / "info" / "sparse-checkout"
+        lines = sparse.read_text().splitlines() if sparse.exists() else ["/*"]
+        sparse.parent.mkdir(parents=True, exist_ok=True)
+        sparse.write_text("\n".join([*lines, *("!/" + m for m in missing)]) + "\n")
+        subprocess.run(["git", "-C", str(tree), "config", "core.sparseCheckout", "true"], check=True)
+    else:
+        raise RuntimeError(f"git checkout {commit} in {tree} kept failing")
     subprocess.run(["git", "-C", str(tree), "clean", "-q", "-f", "-d", "-e", ".nav"], check=True)
 
 
@@ -110,12 +157,16 @@ def function_list(spans: list[tuple[str, int, int]], defs: Defs, *, exact: bool 
 
 
 class PlainBM25:
-    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline."""
+    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline (``suffix``:
+    only the chunks of files ending so, e.g. ``.py``)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, suffix: str = "") -> None:
         self.db = sqlite3.connect(":memory:")
         self.db.execute("CREATE VIRTUAL TABLE b USING fts5(text)")
-        self.db.executemany("INSERT INTO b(rowid, text) VALUES (?, ?)", conn.execute("SELECT id, text FROM chunks"))
+        self.db.executemany(
+            "INSERT INTO b(rowid, text) VALUES (?, ?)",
+            conn.execute("SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?", (f"%{suffix}",)),
+        )
         self.spans = {
             int(i): (str(p), int(s), int(e))
             for i, p, s, e in conn.execute("SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
@@ -174,7 +225,7 @@ def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str,
     }
 
 
-def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str) -> dict[str, Any]:
+def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, variants: list[str]) -> dict[str, Any]:
     instances = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
     if repos_arg:
@@ -195,27 +246,45 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str) -> di
             search = SemanticSearch(store)
             defs = Defs(store.conn)
             base = PlainBM25(store.conn)
+            base_py = PlainBM25(store.conn, ".py")
             q = inst["query"]
-            t0 = time.perf_counter()
-            resp = search.search(q, k=50, legs=LEXICAL)
-            lat_short.append((time.perf_counter() - t0) * 1e3)
-            spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
-            nav_files = list(dict.fromkeys(p for p, _, _ in spans))
-            code = search.search(q, k=50, legs=LEXICAL, view="code")
-            code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
             b_spans = base.search(q)
             b_files = list(dict.fromkeys(p for p, _, _ in b_spans))
-            row = {
+            bp_spans = base_py.search(q)
+            row: dict[str, Any] = {
                 "id": inst["id"],
                 "repo": repo,
-                "nav-files": score(nav_files, function_list(spans, defs), inst),
-                "nav-code": score(
-                    list(dict.fromkeys(p for p, _, _ in code_spans)), function_list(code_spans, defs, exact=True), inst
-                ),
                 "bm25": score(b_files, function_list(b_spans, defs), inst),
-                "top": nav_files[:3],
                 "gold": inst["gold_files"],
             }
+            # The same systems over Python files only (the labels are Python files; an agent
+            # can pass languages=["python"]): closer to the issue's BM25 figures.
+            py = search.search(q, k=50, legs=LEXICAL, languages=["python"])
+            py_spans = [(h.path, h.start_line, h.end_line) for h in py.items]
+            py_code = search.search(q, k=50, legs=LEXICAL, languages=["python"], view="code")
+            pc_spans = [(h.path, h.start_line, h.end_line) for h in py_code.items]
+            row["py:nav-files"] = score(list(dict.fromkeys(p for p, _, _ in py_spans)), function_list(py_spans, defs), inst)
+            row["py:nav-code"] = score(
+                list(dict.fromkeys(p for p, _, _ in pc_spans)), function_list(pc_spans, defs, exact=True), inst
+            )
+            row["py:bm25"] = score(list(dict.fromkeys(p for p, _, _ in bp_spans)), function_list(bp_spans, defs), inst)
+            for name in variants:
+                with variant(name):
+                    t0 = time.perf_counter()
+                    resp = search.search(q, k=50, legs=LEXICAL)
+                    if name == "nav":
+                        lat_short.append((time.perf_counter() - t0) * 1e3)
+                    spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
+                    nav_files = list(dict.fromkeys(p for p, _, _ in spans))
+                    code = search.search(q, k=50, legs=LEXICAL, view="code")
+                code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
+                suffix = "" if name == "nav" else f"[{name}]"
+                row[f"nav-files{suffix}"] = score(nav_files, function_list(spans, defs), inst)
+                row[f"nav-code{suffix}"] = score(
+                    list(dict.fromkeys(p for p, _, _ in code_spans)), function_list(code_spans, defs, exact=True), inst
+                )
+                if name == "nav":
+                    row["top"] = nav_files[:3]
             rows.append(row)
             if n < long_per_repo:
                 text = long_text(tree, q)
@@ -224,17 +293,25 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str) -> di
                 search.search(text, k=50, legs=LEXICAL)
                 lat_long.append((time.perf_counter() - t0) * 1e3)
             base.db.close()
+            base_py.db.close()
         store.close()
         print(f"{repo}: {len(mine)} instances", file=sys.stderr, flush=True)
-    systems = ("nav-files", "nav-code", "bm25")
+    systems = [k for k in rows[0] if k.startswith(("nav-", "py:"))] + ["bm25"] if rows else []
     summary = {s: {m: round(statistics.fmean(r[s][m] for r in rows), 3) for m in METRICS} for s in systems}
     paired = {
         s: {
-            m: [round(x, 3) for x in bootstrap([r[s][m] - r["bm25"][m] for r in rows])]
+            m: [round(x, 3) for x in bootstrap([r[s][m] - r["py:bm25" if s.startswith("py:") else "bm25"][m] for r in rows])]
             for m in METRICS
         }
-        for s in ("nav-files", "nav-code")
+        for s in systems
+        if not s.endswith("bm25")
     }
+    for s in systems:
+        if "[" in s:  # a variant against the default, paired
+            plain = s.split("[", 1)[0]
+            paired[f"{s} vs {plain}"] = {
+                m: [round(x, 3) for x in bootstrap([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
+            }
     return {
         "split": split,
         "repos": chosen,
@@ -260,7 +337,8 @@ def render(res: dict[str, Any]) -> str:
     for s, v in res["summary"].items():
         out.append(f"| {s} | " + " | ".join(f"{v[m]:.3f}" for m in METRICS) + " |")
     for s, v in res["paired_vs_bm25"].items():
-        out.append(f"| {s} − bm25 | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in (v[m] for m in METRICS)) + " |")
+        label = s if " vs " in s else f"{s} − {'py:bm25' if s.startswith('py:') else 'bm25'}"
+        out.append(f"| {label} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in (v[m] for m in METRICS)) + " |")
     out.append("")
     out.append(f"latency ms: {res['latency_ms']}; index (incremental, per commit) p50 {res['index_s_p50']} s")
     return "\n".join(out)
@@ -272,9 +350,10 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="instances per repository")
     ap.add_argument("--repos", default="", help="comma-separated repository names (NAME of OWNER/NAME)")
     ap.add_argument("--long-per-repo", type=int, default=2, help="full-text latency queries per repository")
+    ap.add_argument("--variants", default="nav", help=f"comma-separated: {', '.join(VARIANTS)}")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    res = run(args.split, args.limit, args.long_per_repo, args.repos)
+    res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","))
     print(render(res))
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))

@@ -31,27 +31,36 @@ from pathlib import Path
 import numpy as np
 
 from navigator.results import Response, SearchHit
+from semantic import fusion
 from semantic.embed import Embedder, embedding_text, load_embedder
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
     QueryTerms,
     _filter_sql,
     bm25_chunks,
+    by_basename,
     cap_terms,
     named_files,
     path_files,
     path_words,
     query_terms,
+    stem,
     symbol_chunks,
+    uses_chunks,
 )
 from semantic.vectors import VectorIndex
 from storage.db import Store
+from storage.tokens import split_identifier
 
 log = logging.getLogger(__name__)
 
 __all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key"]
 
-LEGS = ("bm25", "vector", "symbols", "path")
+LEGS = ("bm25", "vector", "symbols", "path", "refs")
+USES_LEG = False
+"""The ``refs`` leg: chunks that use (reference) the names a query mentions, ranked by how many
+of its uses they hold — the named definitions' neighbourhood in the syntax reference graph.
+Off: measured on the issue-localization dev set, see bench/README.md."""
 DEPTH = 50
 """Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
 VIEWS = ("files", "code")
@@ -101,6 +110,22 @@ def _snippet(text: str) -> str:
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
+    """How much of the query one definition's own lines match (a definition the query names
+    matches fully): the share of the query's words found among its words."""
+    last = qualified.rsplit(".", 1)[-1]
+    if any(ident.rsplit(".", 1)[-1] == last for ident in terms.identifiers):
+        return 1.0
+    if not terms.words:
+        return 0.0
+    toks = {w for ln in lines for t in _WORDS.findall(ln) for w in split_identifier(t)}
+    toks |= set(split_identifier(last))
+    return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
+
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _named_at(qualified: str, terms: QueryTerms) -> int:
     """Where the query names this definition (its position among the query's identifiers,
     strongest first), else after them all; a definition matched by words comes next."""
@@ -124,7 +149,11 @@ class _Shared:
         self.in_flight: set[str] = set()
         """Embedding keys a sync is embedding right now (outside the lock)."""
         self.refreshed: tuple[tuple[object, ...], tuple[int, int]] | None = None
-        """(signature, (vectors, chunks)) of the last search-time refresh."""
+        """(state, (vectors, chunks)) of the last search-time refresh."""
+        self.keys: tuple[tuple[object, ...], dict[int, str]] | None = None
+        """(chunks signature, chunk id -> embedding key): recomputed only when chunks change."""
+        self.file_stamp: tuple[int, int] | None = None
+        """(mtime_ns, size) of the vectors file this process last loaded or wrote."""
 
 
 class SemanticSearch:
@@ -146,6 +175,7 @@ class SemanticSearch:
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
         self.depth = depth
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
+        self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
         if share_with is not None:
             self._shared: _Shared = share_with._shared
         else:
@@ -194,14 +224,29 @@ class SemanticSearch:
         with self._lock:
             if self._shared.index is None:
                 model_id = self.embedder.model_id  # known without loading the model
-                loaded = VectorIndex.load(self.vectors_path)
-                if loaded is None or loaded.model_id != model_id:
+                loaded = self._load_file(model_id)
+                if loaded is None:
                     row = self.store.conn.execute(
                         "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
                     ).fetchone()
                     loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
                 self._shared.index = loaded
             return self._shared.index
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.vectors_path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def _load_file(self, model_id: str) -> VectorIndex | None:
+        stamp = self._file_stamp()
+        loaded = VectorIndex.load(self.vectors_path) if stamp is not None else None
+        if loaded is None or loaded.model_id != model_id:
+            return None
+        self._shared.file_stamp = stamp
+        return loaded
 
     # -- sync --------------------------------------------------------------------------------
 
@@ -223,32 +268,47 @@ class SemanticSearch:
         return self.refresh()
 
     def refresh(self) -> tuple[int, int]:
-        """What a search does instead of embedding: drop vectors of changed or deleted
-        chunks and add vectors cached in SQLite (by another process or an earlier run).
-        Never runs or loads the model. Returns (chunks with a current vector, chunks).
+        """What a search does instead of embedding. Never runs or loads the model.
 
-        Skipped when neither the chunks, nor the vectors, nor the database (another
-        connection's commit: ``PRAGMA data_version``) changed since the last refresh."""
+        - When another process saved newer vectors (``nav index --embed``, a daemon), load them.
+        - When the chunks changed (an index run) or vectors were loaded: drop vectors of changed
+          or deleted chunks and add vectors cached in SQLite (a revert, a branch switch back).
+        - Count the chunks that have a current vector.
+
+        Returns (chunks with a current vector, chunks). A query pays for this only when
+        something changed: the chunks' embedding keys are kept until the chunks change."""
         with self._lock:
             signature = self._signature()
-            version = int(self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+            cached = self._shared.keys
+            keys_changed = cached is None or cached[0] != signature
+            if cached is None or keys_changed:
+                cached = self._shared.keys = (signature, self._chunk_keys())
+            keys = cached[1]
+            reloaded = False
             index = self._existing_index()
+            stamp = self._file_stamp()
+            if index is not None and stamp is not None and stamp != self._shared.file_stamp:
+                fresh = self._load_file(index.model_id)
+                if fresh is not None:
+                    index = self._shared.index = fresh
+                    reloaded = True
             size = len(index) if index is not None else -1
+            state = (*signature, size, stamp)
             last = self._shared.refreshed
-            if last is not None and last[0] == (*signature, version, size):
+            if last is not None and last[0] == state and not reloaded:
                 return last[1]
-            keys = self._chunk_keys()
             if index is None:
                 coverage = (0, len(keys))
             else:
-                have = index.items()
-                index.remove([i for i, k in have.items() if keys.get(i) != k])
-                have = index.items()
-                self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
+                if keys_changed or reloaded or last is None:
+                    have = index.items()
+                    index.remove([i for i, k in have.items() if keys.get(i) != k])
+                    have = index.items()
+                    self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
                 have = index.items()
                 coverage = (sum(1 for i, k in keys.items() if have.get(i) == k), len(keys))
                 size = len(index)
-            self._shared.refreshed = ((*signature, version, size), coverage)
+            self._shared.refreshed = ((*signature, size, stamp), coverage)
             return coverage
 
     def sync(
@@ -313,6 +373,8 @@ class SemanticSearch:
                 # Outside the shared lock: the index snapshots itself under its own lock and the
                 # file is written atomically, so a search never waits for the disk.
                 index.save(self.vectors_path)
+                with self._lock:
+                    self._shared.file_stamp = self._file_stamp()  # our own write: nothing to reload
         return SyncReport(
             chunks=len(keys),
             vectors=vectors,
@@ -418,6 +480,13 @@ class SemanticSearch:
             self._path_cache = (key, {p: path_words(p) for p in paths})
         return self._path_cache[1]
 
+    def _basenames(self) -> dict[str, list[str]]:
+        """file name -> paths, kept with the path words (same signature)."""
+        words = self._file_words()
+        if self._basename_cache is None or self._basename_cache[0] is not words:
+            self._basename_cache = (words, by_basename(list(words)))
+        return self._basename_cache[1]
+
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
             return None
@@ -441,7 +510,8 @@ class SemanticSearch:
         conn = self.store.conn
         depth = max(self.depth, depth or 0)
         files = self._file_words()
-        named = named_files(list(files), terms.paths) if terms.paths else []
+        basenames = self._basenames()
+        named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
         out: dict[str, list[int]] = {
             "bm25": [i for i, _ in bm25_chunks(conn, terms, limit=depth, paths=paths, languages=languages)],
             "symbols": [
@@ -449,6 +519,8 @@ class SemanticSearch:
                 for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
             ],
         }
+        if USES_LEG and terms.identifiers:
+            out["refs"] = uses_chunks(conn, terms, limit=depth, paths=paths, languages=languages)
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -469,7 +541,7 @@ class SemanticSearch:
                 )
             }
             files = {p: w for p, w in files.items() if p in allowed_files}
-        path_leg = [p for p, _ in path_files(files, terms, limit=depth)]
+        path_leg = [p for p, _ in path_files(files, terms, limit=depth, basenames=basenames if files is self._file_words() else None)]
         return out, path_leg
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
@@ -522,13 +594,16 @@ class SemanticSearch:
 
     def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
         """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
-        it (a definition named in the query first, then in line order), else the definition
-        around it, else the chunk itself; each definition listed once."""
-        hits: list[SearchHit] = []
+        it (those the query names first, in the order it names them, then in line order), else
+        the definition around it, else the chunk itself. A definition out of a chunk of several
+        scores by how much of the query its own lines match (``fusion.CODE_SPLIT_DECAY``); each
+        definition is listed once, at its best."""
+        scored: list[tuple[float, int, SearchHit]] = []
         seen: set[tuple[str, int]] = set()
         kinds = ",".join("?" * len(CODE_KINDS))
-        for start in range(0, len(ranked), 50):
-            part = ranked[start : start + 50]
+        top = ranked[: max(3 * k, 30)]
+        for start in range(0, len(top), 50):
+            part = top[start : start + 50]
             rows = self.store.chunks_by_ids([r.id for r in part])
             for r in part:
                 row = rows.get(r.id)
@@ -550,28 +625,33 @@ class SemanticSearch:
                 lines = row.text.splitlines()
                 if not chosen:
                     chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-                for qn, s_line, e_line, sig in chosen:
+                own = [
+                    _own_match(str(d[0] or ""), lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1], terms)
+                    for d in chosen
+                ]
+                best = max(own) or 1.0
+                for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
                     key = (row.path, int(s_line))
                     if key in seen:
                         continue
                     seen.add(key)
                     lo = max(int(s_line), row.start_line) - row.start_line
-                    hits.append(
-                        SearchHit(
-                            path=row.path,
-                            start_line=int(s_line),
-                            end_line=int(e_line),
-                            symbol=qn,
-                            signature=sig,
-                            snippet=_snippet("\n".join(lines[lo:])),
-                            score=round(r.score, 6),
-                            language=row.language,
-                            ranks=dict(r.ranks),
-                        )
+                    decay = fusion.CODE_SPLIT_DECAY
+                    score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
+                    hit = SearchHit(
+                        path=row.path,
+                        start_line=int(s_line),
+                        end_line=int(e_line),
+                        symbol=qn,
+                        signature=sig,
+                        snippet=_snippet("\n".join(lines[lo:])),
+                        score=round(score, 6),
+                        language=row.language,
+                        ranks=dict(r.ranks),
                     )
-                    if len(hits) >= k:
-                        return hits
-        return hits
+                    scored.append((score, len(scored), hit))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [h for _, _, h in scored[:k]]
 
     def search(
         self,

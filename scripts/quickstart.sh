@@ -6,7 +6,7 @@ bash scripts/setup.sh
 REPO="$(cd "${1:-.}" && pwd)"
 NAV=.venv/bin/nav
 run() { echo; echo "\$ nav $*"; "$NAV" -C "$REPO" "$@" || true; }
-run index
+run index --embed   # embed now, so the search shown below is the one users get (vectors included)
 run doctor
 if [ "$REPO" = "$(pwd)" ]; then
     run def Navigator

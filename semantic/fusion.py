@@ -71,8 +71,16 @@ NDCG@10 on TS/JS/Go/Rust (zod's v3/ against v4/), 0 on Python, paired."""
 CASE_AWARE_NAMES = True
 """Measured: +0.004 NDCG@10 on TS/JS/Go/Rust (symbol queries 0.931 -> 0.951: `Serialize` no
 longer boosts every `serialize` method), 0 on Python."""
+SAID_PARTS = True
+"""A multi-word name matches a short query whose words (stopwords included) spell every part
+of it, when at least one part is a content word (see :func:`definition_match`)."""
 CODE_FILE_WEIGHT = 0.5
 """In the code view, how much a chunk's file score adds to its own (see :func:`fuse`)."""
+CODE_SPLIT_DECAY = 0.5
+"""In the code view, a definition taken out of a chunk of several scores
+``code_score * (CODE_SPLIT_DECAY + (1 - CODE_SPLIT_DECAY) * own / best)``, ``own`` being how
+much of the query its own lines match: a chunk of many small definitions does not fill the
+list with all of them at its score."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
 
@@ -96,6 +104,8 @@ class Ranked:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     file_score: float = 0.0
+    code_score: float = 0.0
+    """The code view's score: the chunk's own, its file's penalty, a share of its file's score."""
 
 
 K = TypeVar("K", bound=Hashable)
@@ -151,6 +161,9 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
             return True
     parts = split_identifier(last)
     if len(parts) >= 2:
+        if SAID_PARTS and terms.said:
+            # ``replace_file`` for "where is a file's rows replaced": "file" is a stopword, but said.
+            return all(p in terms.said for p in parts) and any(p in terms.stems for p in parts)
         return all(p in terms.stems for p in parts)
     # A one-word symbol (``Flask``, ``redirect``) counts only when the query is short and
     # names it: in prose, common words ("request", "session") would fire everywhere.
@@ -179,7 +192,7 @@ _TEST = re.compile(
 )
 """Not any name with "test" in it: bats-core's library ``lib/bats-core/test_functions.bash`` is not a test."""
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
-_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv"})
+_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv", "ipynb"})
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 
@@ -295,10 +308,9 @@ def fuse(
                 r.file_score = file_scores[path]
     if view == "code":
         every = [r for rs in by_file.values() for r in rs]
-        code_score = {
-            r.id: r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score for r in every
-        }
-        every.sort(key=lambda r: (-code_score[r.id], r.id))
+        for r in every:
+            r.code_score = r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score
+        every.sort(key=lambda r: (-r.code_score, r.id))
         return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))
     out: list[Ranked] = [by_file[p][0] for p in order]

@@ -25,6 +25,7 @@ __all__ = [
     "QueryTerms",
     "cap_terms",
     "mentions",
+    "by_basename",
     "named_files",
     "bm25_chunks",
     "path_files",
@@ -32,6 +33,7 @@ __all__ = [
     "stem",
     "variants",
     "symbol_chunks",
+    "uses_chunks",
 ]
 
 STOPWORDS = frozenset(
@@ -171,10 +173,25 @@ def stem(word: str) -> str:
     return w
 
 
+VERB_FORMS = True
+"""Also match a query's past and -ing forms against names (``replaced`` -> ``replace_file``,
+``parsing`` -> ``parse``); see bench/README.md for what it did."""
+
+
 def variants(word: str) -> set[str]:
-    """Spellings a query word may take in a name: itself, its singular and plural forms."""
+    """Spellings a query word may take in a name: itself, its singular and plural forms
+    (and, with :data:`VERB_FORMS`, the verb a past or -ing form comes from)."""
     w = word.lower()
     out = {w, stem(w), w + "s", w + "es"}
+    if VERB_FORMS and len(w) > 4:
+        if w.endswith("ed"):
+            out |= {w[:-1], w[:-2]}
+            if len(w) > 5 and w[-3] == w[-4]:
+                out.add(w[:-3])  # stopped -> stop
+        elif w.endswith("ing"):
+            out |= {w[:-3], w[:-3] + "e"}
+            if len(w) > 5 and w[-4] == w[-5]:
+                out.add(w[:-4])  # running -> run
     if w.endswith("y") and len(w) > 2:
         out.add(w[:-1] + "ies")
     if w.endswith("s") and len(w) > 3:
@@ -187,8 +204,13 @@ def variants(word: str) -> set[str]:
 LONG_QUERY_WORDS = 24
 """A query with more content words than this is issue text (a pasted issue, a traceback):
 its names are pulled out and its prose words capped by rarity (:func:`cap_terms`)."""
-MAX_PROSE_WORDS = 24
-"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all."""
+MAX_PROSE_WORDS = 16
+"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all,
+and in at most :data:`MAX_PROSE_DF` of the chunks."""
+MAX_PROSE_DF = 0.1
+PROSE_LOOKUPS = 120
+"""Distinct prose words of a long query whose document frequency is looked up, in the order
+they come (an issue's title and first paragraphs): each lookup costs ~0.5 ms on a large index."""
 MAX_NAMES = 24
 """Names kept from a long query, strongest first (see :func:`mentions`)."""
 
@@ -202,6 +224,10 @@ _QUOTED = re.compile(r"`([^`\n]+)`")
 _ERROR_CLASS = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FILE_EXTENSIONS = frozenset(
+    [*_EXTENSIONS.split("|"), "yaml", "yml", "json", "toml", "txt", "md", "rst", "cfg", "ini", "png", "jpg", "html", "csv", "lock", "log"]
+)
+"""A dotted token ending in one of these is a file name (``template.yaml``), not a qualified name."""
 _NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "self", "cls", "none", "true", "false"})
 
 
@@ -228,10 +254,19 @@ def mentions(text: str) -> Mentions:
             paths.append(path.replace("\\", "/"))
         if func and not func.startswith("<"):
             names.append(func)
-    quoted = [re.sub(r"^```[\w+-]*", "", m.group(0)).strip("`") for m in _FENCE.finditer(text)] + _QUOTED.findall(_FENCE.sub(" ", text))
-    for code in quoted:
-        for tok in _NAME.findall(_FRAME.sub(" ", code)):
-            if tok.lower() not in STOPWORDS and len(tok) > 2 and not tok.isdigit():
+    fenced = [re.sub(r"^```[\w+-]*", "", m.group(0)).strip("`") for m in _FENCE.finditer(text)]
+    inline = _QUOTED.findall(_FENCE.sub(" ", text))
+    for code in [*inline, *fenced]:
+        code = _FRAME.sub(" ", code)
+        single = _NAME.fullmatch(code.strip().rstrip("()"))
+        for m in _NAME.finditer(code):
+            tok = m.group(0)
+            # In quoted code: a name quoted alone, a call, a definition, or a code-looking token;
+            # not every English word of a shell command or a log line.
+            called = code[m.end() : m.end() + 1] == "("
+            defined = re.search(r"\b(def|class|import|from|function|func|fn)\s+$", code[: m.start()]) is not None
+            code_like = single or called or defined or _looks_like_identifier(tok)
+            if code_like and len(tok) > 2 and tok.lower() not in STOPWORDS and not tok.isdigit():
                 names.append(tok.removeprefix("self.").removeprefix("cls."))
     names.extend(_ERROR_CLASS.findall(text))
     for tok in _NAME.findall(_FRAME.sub(" ", text)):
@@ -243,7 +278,7 @@ def mentions(text: str) -> Mentions:
         n
         for n in dict.fromkeys(n.strip(".") for n in names)
         if n and n.lower() not in _NOT_NAMES and not re.fullmatch(r"[\d.]+", n)
-        and not any(n.endswith("." + ext) for ext in _EXTENSIONS.split("|"))
+        and n.rsplit(".", 1)[-1].lower() not in _FILE_EXTENSIONS
     ]
     return Mentions(names=tuple(kept), paths=tuple(dict.fromkeys(paths)))
 
@@ -264,6 +299,9 @@ class QueryTerms:
     """File paths the query names (traceback frames first)."""
     prose: tuple[str, ...] = ()
     """A long query's prose words before :func:`cap_terms` picks the rarest."""
+    said: frozenset[str] = frozenset()
+    """A short query's every word, stopwords included (``file`` in "a file's rows"), in all
+    its spellings: a name's common words may match these once a content word matched."""
 
     @property
     def long(self) -> bool:
@@ -315,12 +353,14 @@ def query_terms(text: str) -> QueryTerms:
         if _looks_like_identifier(tok) or len(tokens) == 1:
             idents.append(tok)
     idents.extend(n for n in named.names if n not in idents and "." not in n)
+    said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
     return QueryTerms(
         words=tuple(words),
         stems=frozenset(v for w in words for v in variants(w)),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
         paths=named.paths,
+        said=frozenset(v for w in said for v in variants(w)),
     )
 
 
@@ -330,23 +370,32 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     are returned as they are."""
     if not terms.long:
         return terms
-    prose = [w for w in terms.prose if w]
+    prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][:PROSE_LOOKUPS]
+    plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
+    lookups = list(dict.fromkeys([*prose, *terms.words, *plain_names]))
     df: dict[str, int] = {}
-    if prose:
+    if lookups:
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-        for start in range(0, len(prose), 500):
-            part = prose[start : start + 500]
+        for start in range(0, len(lookups), 500):
+            part = lookups[start : start + 500]
             marks = ",".join("?" * len(part))
             for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
                 df[str(term)] = int(doc)
     order = {w: i for i, w in enumerate(prose)}
-    kept = sorted((w for w in prose if df.get(w)), key=lambda w: (df[w], order[w]))[:max_words]
+    chunks = int(conn.execute("SELECT max(rowid) FROM chunks_fts").fetchone()[0] or 0)
+    common = max(1, int(MAX_PROSE_DF * chunks))
+    kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
-    words = tuple(dict.fromkeys([*terms.words, *kept]))
+    # The names' own words stay unless nearly every chunk has them ("data", "run").
+    head = [w for w in terms.words if df.get(w, 0) <= 3 * common]
+    words = tuple(dict.fromkeys([*head, *kept]))
+    idents = tuple(
+        i for i in terms.identifiers if not (i.lower() in plain_names and df.get(i.lower(), 0) > 3 * common)
+    )
     return QueryTerms(
         words=words,
         stems=frozenset(v for w in words for v in variants(w)),
-        identifiers=terms.identifiers,
+        identifiers=idents,
         text=terms.text,
         paths=terms.paths,
         prose=terms.prose,
@@ -499,6 +548,40 @@ def symbol_chunks(
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]
 
 
+def uses_chunks(
+    conn: sqlite3.Connection,
+    terms: QueryTerms,
+    *,
+    limit: int = 50,
+    paths: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> list[int]:
+    """Chunks that use the names the query mentions (syntax references), most uses first;
+    a name used in more than 500 places says little and is skipped."""
+    names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in terms.identifiers))[:MAX_NAMES]
+    if not names:
+        return []
+    cond, params = _filter_sql(paths, languages)
+    marks = ",".join("?" * len(names))
+    common = {
+        str(n)
+        for n, c in conn.execute(
+            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", names
+        )
+        if int(c) > 500
+    }
+    names = [n for n in names if n not in common]
+    if not names:
+        return []
+    marks = ",".join("?" * len(names))
+    sql = (
+        "SELECT c.id, count(*) AS n FROM refs r JOIN chunks c ON c.file_id = r.file_id "
+        "AND c.start_line <= r.line AND c.end_line >= r.line JOIN files f ON f.id = c.file_id "
+        f"WHERE r.name IN ({marks}) {cond} GROUP BY c.id ORDER BY n DESC, c.id LIMIT ?"
+    )
+    return [int(r[0]) for r in conn.execute(sql, (*names, *params, limit))]
+
+
 def path_words(path: str) -> set[str]:
     """Lower-cased words of a path's folders and file name (extension dropped)."""
     parts = path.split("/")
@@ -506,18 +589,31 @@ def path_words(path: str) -> set[str]:
     return {w for part in parts for w in split_identifier(part) if len(w) > 1}
 
 
-def named_files(files: Sequence[str], named: Sequence[str]) -> list[str]:
+def by_basename(files: Sequence[str]) -> dict[str, list[str]]:
+    """file name -> the indexed paths of that name (for :func:`named_files`)."""
+    out: dict[str, list[str]] = {}
+    for f in files:
+        out.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    return out
+
+
+def named_files(
+    files: Sequence[str], named: Sequence[str], *, index: dict[str, list[str]] | None = None
+) -> list[str]:
     """Indexed files a query names, in the order named (pure): a named path matches a file
     path that ends with it, else one ending with its last two components (an absolute
-    traceback path), else, for a bare file name, the files of that name."""
+    traceback path), else, for a bare file name, the files of that name. ``index`` is
+    :func:`by_basename` of ``files``, when the caller keeps one."""
+    names = index if index is not None else by_basename(files)
     out: list[str] = []
     for raw in named:
         p = raw.replace("\\", "/").lstrip("./")
         parts = [x for x in p.split("/") if x]
         if not parts:
             continue
+        same_name = names.get(parts[-1], [])
         for tail in ("/".join(parts), "/".join(parts[-2:]), parts[-1]):
-            hits = [f for f in files if f == tail or f.endswith("/" + tail)]
+            hits = [f for f in same_name if f == tail or f.endswith("/" + tail)]
             if hits:
                 if len(hits) <= 5:
                     out.extend(h for h in sorted(hits) if h not in out)
@@ -530,10 +626,11 @@ def path_files(
     terms: QueryTerms,
     *,
     limit: int = 50,
+    basenames: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """Files ranked by the rarity-weighted query words found in their path (pure); files
     the query names by path (see :func:`named_files`) first."""
-    named = named_files(list(file_words), terms.paths) if terms.paths else []
+    named = named_files(list(file_words), terms.paths, index=basenames) if terms.paths else []
     if named:
         rest = [kv for kv in path_files(file_words, QueryTerms(terms.words, terms.stems, (), terms.text), limit=limit) if kv[0] not in named]
         return ([(p, float("inf")) for p in named] + rest)[:limit]

@@ -53,6 +53,10 @@ def test_single_bare_token_counts_as_identifier() -> None:
         ("Serialize", "Serialize", True),
         ("Serialize", "serialize", True),
         (None, "anything", False),
+        # A name's common word (a stopword) counts when the query says it and a content word matched.
+        ("Store.replace_file", "where is a file's rows replaced in the database", True),
+        ("Store.file_row", "where is the file", False),
+        ("parse_file", "parsing a file", True),
     ],
 )
 def test_definition_match(symbol: str | None, query: str, expected: bool) -> None:

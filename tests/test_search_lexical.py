@@ -91,3 +91,24 @@ def test_search_filters_apply_to_every_leg(store: Store) -> None:
 def test_search_rejects_empty_text(store: Store) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         SemanticSearch(store, embedder=FakeEmbedder()).search("  ")
+
+
+def test_uses_leg_ranks_chunks_by_their_uses_of_the_named_names(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    from semantic.lexical import uses_chunks
+
+    root = make_repo(
+        {
+            "a.py": "def send_invoice(x):\n    return x\n",
+            "b.py": "from a import send_invoice\n\n\ndef bill(c):\n    send_invoice(c)\n    return send_invoice(c)\n",
+            "c.py": "from a import send_invoice\n\n\ndef remind(c):\n    return send_invoice(c)\n",
+            "d.py": "def unrelated():\n    return 1\n",
+        }
+    )
+    s = Store(tmp_path / "uses" / "index.db")
+    index_root(root, s)
+    got = uses_chunks(s.conn, query_terms("why does `send_invoice` run twice"))
+    paths = [s.chunks_by_ids([i])[i].path for i in got]
+    assert paths[0] == "b.py" and "c.py" in paths and "d.py" not in paths
+    assert uses_chunks(s.conn, query_terms("nothing named here")) == []

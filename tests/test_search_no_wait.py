@@ -118,8 +118,9 @@ def test_search_with_some_vectors_encodes_the_query_only(store: Store, model: Se
     assert counting.documents == 0 and counting.queries == 1
     assert not resp.complete and "vectors for 2/4 chunks" in (resp.reason or "")
     assert any("vector" in h.ranks for h in resp.items)
-    # Another process embeds the rest; this one picks the cached vectors up without the model.
-    SemanticSearch(Store(store.path), embedder=model, vectors_dir=store.path.parent / "elsewhere").sync()
+    # Another process embeds the rest (`nav index --embed`); this one picks its saved vectors up
+    # without the model.
+    SemanticSearch(Store(store.path), embedder=model).sync()
     again = search.search("retry a failed download", k=3)
     assert again.complete and counting.documents == 0 and counting.queries == 2
 
