@@ -367,14 +367,15 @@ def table(results: list[dict[str, Any]], summary: dict[str, dict[str, float]], c
     out += set_report("DEVELOPMENT set (the ranking was tuned on these)", dev, configs)
     out += set_report("All", results, configs)
     head = (
-        "| repo | set | lang | files | lines | symbols | chunks | index s | embed s | q p50 ms | q p90 ms | "
+        "| repo | set | lang | files | lines | symbols | per 1k lines | chunks | index s | embed s | q p50 ms | q p90 ms | "
         + " | ".join(configs)
         + " | semble |"
     )
-    out += [head, "|" + "---|" * (12 + len(configs))]
+    out += [head, "|" + "---|" * (13 + len(configs))]
     for r in sorted(results, key=lambda r: (r["language"], r["repo"])):
         out.append(
             f"| {r['repo']} | {r.get('set', '')} | {r['language']} | {r['files']} | {r['lines']} | {r.get('symbols', '')} | "
+            f"{1000 * r.get('symbols', 0) / max(r['lines'], 1):.0f} | "
             f"{r['chunks']} | {r['index_s']} | {r['embed_s']} | {r['p50_ms']} | {r['p90_ms']} | "
             + " | ".join(f"{r['ndcg'][c]:.3f}" for c in configs)
             + f" | {_fmt(SEMBLE_REPO.get(r['repo']))} |"

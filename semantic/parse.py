@@ -105,7 +105,9 @@ def _grammar(language: str) -> _Grammar | None:
         log.info("no tree-sitter grammar for %r: %s", language, exc)
         return None
     ident_query = Query(
-        lang, _identifier_query_source(lang, _EXTRA_IDENTIFIER_KINDS.get(language, frozenset()))
+        lang,
+        _identifier_query_source(lang, _EXTRA_IDENTIFIER_KINDS.get(language, frozenset()))
+        + _EXTRA_REFERENCE_PATTERNS.get(language, ""),
     )
     defs_query: Query | None = None
     source = _query_source(language)
@@ -131,6 +133,10 @@ _EXTRA_IDENTIFIER_KINDS: dict[str, frozenset[str]] = {
     "elixir": frozenset({"alias"}),  # module names: `Plug.Conn`
     "haskell": frozenset({"variable", "name", "constructor"}),
     "zig": frozenset({"IDENTIFIER"}),
+}
+_EXTRA_REFERENCE_PATTERNS: dict[str, str] = {
+    # a command's name is a plain `word`: the call of a shell function is a reference to it
+    "bash": "\n(command_name (word) @id)",
 }
 _COMPOSITE_PREFIXES = ("qualified_", "scoped_", "nested_", "generic_", "template_")
 

@@ -12,3 +12,7 @@ create_sales_order() { # def: function create_sales_order
 function order_total { # def: function order_total
   wc -l <"$ORDERS_DIR/$1" # noref: create_sales_order is not called here
 }
+
+reorder() {  # def: function reorder
+  create_sales_order "$1" && order_total "$1" # ref: create_sales_order order_total
+}
