@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from navigator import Navigator
 from navigator.client import DaemonClient
 from navigator.confine import read_inside
-from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError
+from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError, UsageError
 from navigator.exact import _Files
 from navigator.mcp_server import build_server
 from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
@@ -400,6 +400,22 @@ def test_likely_secret_files_are_left_out_and_reported(tmp_path: Path) -> None:
         and "skipped .env: likely secret" in out.stderr
         and "include_secrets" in out.stderr
     )
+
+
+def test_positions_in_likely_secret_files_are_refused_unless_taken_in(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {".env": f"TOKEN={SECRET}\nOTHER=1\n", "app.py": "def hello():\n    return 1\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        for target in (".env:1:1", ".env:99:1"):
+            with pytest.raises(UsageError, match="`.env` looks like a secret") as err:
+                nav.references(target)
+            assert SECRET not in str(err.value) and "lines" not in str(err.value)
+    write(root, {".nav.toml": "[index]\ninclude_secrets = true\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        with pytest.raises(UsageError, match="line 99 is outside `.env`, which has 2 lines"):
+            nav.references(".env:99:1")  # taken in: an ordinary file again
 
 
 def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
