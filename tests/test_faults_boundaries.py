@@ -325,11 +325,13 @@ def test_an_old_world_readable_nav_is_tightened(hostile: Path) -> None:
     nav_dir = hostile / ".nav"
     nav_dir.mkdir(mode=0o755)
     os.chmod(nav_dir, 0o755)
-    (nav_dir / "index.db").touch(mode=0o644)
-    os.chmod(nav_dir / "index.db", 0o644)
+    for name in ("index.db", "daemon.log", "vectors-old.npz"):
+        (nav_dir / name).touch()
+        os.chmod(nav_dir / name, 0o644)
     with Navigator(hostile) as nav:
         nav.index()
-    assert mode(nav_dir) == 0o700 and mode(nav_dir / "index.db") == 0o600
+    assert mode(nav_dir) == 0o700
+    assert {p.name: mode(p) for p in nav_dir.iterdir()} == {p.name: 0o600 for p in nav_dir.iterdir()}
 
 
 def test_daemon_files_and_socket_are_private(hostile: Path) -> None:
