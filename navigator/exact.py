@@ -32,6 +32,7 @@ from lsp.positions import from_lsp, to_lsp
 from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
 from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, Response
+from navigator.walk import looks_secret
 from semantic.languages import detect_language
 from storage.db import RefRow, SymbolRow
 from storage.errors import SymbolNotFoundError, UsageError, shorten
@@ -100,7 +101,7 @@ class NavigatorTable:
 
     def file_language(self, path: str) -> str | None:
         row = self.nav.store.file_row(path)
-        return row.language if row is not None else None
+        return (row.language or "") if row is not None else None  # "": indexed, no language
 
     def follows_changes(self) -> bool:
         """True when something else reports file changes (the daemon's watcher turns the
@@ -206,6 +207,11 @@ def _path_like(text: str) -> bool:
 
 def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
     path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
+    if looks_secret(path.rsplit("/", 1)[-1]) and table.file_language(path) is None:
+        raise UsageError(
+            f"`{path}` looks like a secret (key, credentials, .env), which nav leaves out and does not "
+            "read; `[index] include_secrets = true` in .nav.toml takes such files in"
+        )
     text = read_text_inside(root, path)
     if text is None:
         raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")

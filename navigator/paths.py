@@ -68,7 +68,8 @@ def _refuse(path: Path, what: str, why: str, fix: str) -> UnsafeIndexDirError:
 
 def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | None = None) -> Path:
     """Create ``path`` with mode 0700, or check an existing one: a real folder (not a symlink),
-    owned by this user; a group/world-accessible one (an older nav's) is tightened to 0700.
+    owned by this user; a group/world-accessible one (an older nav's) loses its group and
+    other bits (0755 -> 0700).
     :class:`UnsafeIndexDirError` otherwise, naming the path and the fix."""
     path = Path(path)
     fix = fix or f"remove it (`rm -r {printable(str(path))[:100]}`) and run nav again"
@@ -95,7 +96,7 @@ def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | Non
             )
         if stat.S_IMODE(st.st_mode) & 0o077:
             with contextlib.suppress(OSError):  # a read-only file system: nothing is written there either
-                os.fchmod(fd, PRIVATE_DIR_MODE)
+                os.fchmod(fd, stat.S_IMODE(st.st_mode) & 0o700)  # the owner's bits stay as they are
     finally:
         os.close(fd)
     return path
@@ -111,26 +112,26 @@ def ensure_nav_dir(nav_dir: Path) -> Path:
         return nav_dir
     for entry in entries:
         try:
-            if (
-                entry.is_file(follow_symlinks=False)
-                and stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077
-            ):
-                os.chmod(entry.path, PRIVATE_FILE_MODE, follow_symlinks=False)
-        except (OSError, NotImplementedError):
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
+                private_file(Path(entry.path))
+        except OSError:
             continue
     return nav_dir
 
 
 def private_file(path: Path) -> Path:
     """Create ``path`` empty with mode 0600 if it does not exist (SQLite then gives its WAL and
-    shared-memory files the same mode); an existing one is tightened to 0600."""
+    shared-memory files the same mode); an existing one loses its group and other bits."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE_MODE)
     except OSError:
         return path  # a symlink or unreadable: the caller's open reports it
     try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o077:
-            os.fchmod(fd, PRIVATE_FILE_MODE)
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, mode & 0o700)  # others lose access; the owner's bits (read-only?) stay
     finally:
         os.close(fd)
     return path

@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from navigator import Navigator
 from navigator.client import DaemonClient
 from navigator.confine import read_inside
-from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError
+from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError, UsageError
 from navigator.exact import _Files
 from navigator.mcp_server import build_server
 from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
@@ -325,11 +325,13 @@ def test_an_old_world_readable_nav_is_tightened(hostile: Path) -> None:
     nav_dir = hostile / ".nav"
     nav_dir.mkdir(mode=0o755)
     os.chmod(nav_dir, 0o755)
-    (nav_dir / "index.db").touch(mode=0o644)
-    os.chmod(nav_dir / "index.db", 0o644)
+    for name in ("index.db", "daemon.log", "vectors-old.npz"):
+        (nav_dir / name).touch()
+        os.chmod(nav_dir / name, 0o644)
     with Navigator(hostile) as nav:
         nav.index()
-    assert mode(nav_dir) == 0o700 and mode(nav_dir / "index.db") == 0o600
+    assert mode(nav_dir) == 0o700
+    assert {p.name: mode(p) for p in nav_dir.iterdir()} == {p.name: 0o600 for p in nav_dir.iterdir()}
 
 
 def test_daemon_files_and_socket_are_private(hostile: Path) -> None:
@@ -400,6 +402,22 @@ def test_likely_secret_files_are_left_out_and_reported(tmp_path: Path) -> None:
         and "skipped .env: likely secret" in out.stderr
         and "include_secrets" in out.stderr
     )
+
+
+def test_positions_in_likely_secret_files_are_refused_unless_taken_in(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, {".env": f"TOKEN={SECRET}\nOTHER=1\n", "app.py": "def hello():\n    return 1\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        for target in (".env:1:1", ".env:99:1"):
+            with pytest.raises(UsageError, match="`.env` looks like a secret") as err:
+                nav.references(target)
+            assert SECRET not in str(err.value) and "lines" not in str(err.value)
+    write(root, {".nav.toml": "[index]\ninclude_secrets = true\n"})
+    with Navigator(root) as nav:
+        nav.index()
+        with pytest.raises(UsageError, match="line 99 is outside `.env`, which has 2 lines"):
+            nav.references(".env:99:1")  # taken in: an ordinary file again
 
 
 def test_config_takes_secrets_back_in(tmp_path: Path) -> None:
