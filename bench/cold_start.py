@@ -1,6 +1,7 @@
 """Cold start: the first complete ``refs`` answer through nav vs the same server asked directly.
 
-    python bench/cold_start.py --repo /work/corpora/pytest-dev-pytest-8.3.4 --name checked_call --rounds 3
+    cp -r /work/corpora/pytest-dev-pytest-8.3.4 /tmp/pytest-cold   # nav writes .nav/ into the root
+    python bench/cold_start.py --repo /tmp/pytest-cold --name checked_call --rounds 6
 
 Each round, in alternating order (same run, same machine load):
 

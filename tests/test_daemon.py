@@ -294,6 +294,8 @@ def test_fast_path_prints_what_the_click_cli_prints(root: Path, client: DaemonCl
         )
         return p.returncode, p.stdout, p.stderr
 
+    # the server loaded first: an answer that waited for loading says so, and only the first one waits
+    assert client.references("create_sales_order", deadline_s=90).complete
     for args in (["def", "Order"], ["def", "total"], ["def", "Ordr"], ["refs", "create_sales_order"]):
         assert run("navigator.entry", *args) == run("navigator.cli", *args), args
     fast = json.loads(run("navigator.entry", "def", "Order", "--json")[1])
