@@ -597,3 +597,24 @@ def test_cli_bad_roots_are_usage_errors(root: Path, tmp_path: Path, daemon: bool
         assert all(len(line) < LINE_BOUND for line in done.stderr.splitlines())
     done = run_nav(root, "index", str(tmp_path / ("a" * 5000)), daemon=daemon)
     assert done.returncode == 2 and "too long" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_shorten_keeps_messages_one_bounded_line() -> None:
+    assert shorten("createSalesOrder") == "createSalesOrder"
+    long = shorten("a" * 100_000)
+    assert len(long) <= QUOTE_BOUND and long.endswith("(100,000 characters)") and "…" in long
+    assert shorten("Or\x1bder\n\x00") == "Or\\x1bder\\n\\x00"  # no cursor moves, no line breaks
+    assert shorten("x\udcff") == "x\\udcff"
+    nested: Any = []
+    for _ in range(10_000):
+        nested = [nested]
+    assert len(shorten(nested)) < QUOTE_BOUND  # reprlib, bounded in depth as well as length
+
+
+def test_a_question_ending_in_a_number_is_not_refused_as_a_position(fuzz_nav: Navigator) -> None:
+    from navigator import checks
+
+    checks.position("error at line:0", prose=True)  # prose: not a position, nothing to refuse
+    with pytest.raises(UsageError, match="line 0 in `orders.py:0:1`"):
+        checks.position("orders.py:0:1", prose=True)
+    assert fuzz_nav.query("error at line:0", limit=3).items is not None
