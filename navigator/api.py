@@ -723,7 +723,7 @@ class Navigator:
         from navigator.find import run_query
 
         text = checks.text(text, what="a query")
-        checks.position(text.strip())
+        checks.position(text.strip(), prose=True)
         limit = checks.count(limit, what="limit")
         deadline_s = checks.seconds(deadline_s)
         with self._refreshed_once():

@@ -30,8 +30,8 @@ MAX_FILTERS = 100
 
 # C0 and C1 control characters; tab, newline and carriage return are allowed in prose only.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_PROSE_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _POSITION = re.compile(r"^(?P<path>.*?):(?P<line>[-+]?\d+)(?::(?P<col>[-+]?\d+))?$")
+_PROSE_POSITION = re.compile(r"^(?P<path>\S*?):(?P<line>[-+]?\d+)(?::(?P<col>[-+]?\d+))?$")
 
 
 def _got(value: object) -> str:
@@ -87,9 +87,12 @@ def target(value: object) -> str:
     return text
 
 
-def position(text: str) -> None:
-    """Refuse a ``path:line[:col]`` whose line or column is below 1 (they are 1-based)."""
-    m = _POSITION.match(text)
+def position(text: str, *, prose: bool = False) -> None:
+    """Refuse a ``path:line[:col]`` whose line or column is below 1 (they are 1-based).
+
+    ``prose``: the text may be a question, so only a whole text without spaces is a position
+    ("error at line:0" is a question, not a position in a file called "error at line")."""
+    m = (_PROSE_POSITION if prose else _POSITION).match(text)
     if m is None or not m["path"]:
         return
     for part, number in (("line", m["line"]), ("column", m["col"])):

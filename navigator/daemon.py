@@ -96,6 +96,9 @@ DEFAULT_MODEL_IDLE_S = 300.0
 """An idle daemon drops the embedding model after this long (env NAV_MODEL_IDLE_S); it reloads lazily."""
 MAX_DRAIN_BYTES = 256 * 1024 * 1024
 """How much of an oversized request line is skipped, unread, before the connection is dropped."""
+MAX_CONNECTIONS = 256
+"""Connections served at once (a thread each); more are answered "too many connections" and closed."""
+SERVER_BUSY = -32000
 LISTEN_BACKLOG = socket.SOMAXCONN
 """Connections the kernel queues before the daemon accepts them (was 5: a burst of clients got EAGAIN)."""
 
@@ -636,7 +639,31 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon
     ) -> None:
         self.nav_daemon = daemon
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, up to :data:`MAX_CONNECTIONS`; past that, a connection is
+        told why and closed at once, so no number of clients can exhaust the daemon's threads."""
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(
+                    dumps(_error(None, SERVER_BUSY, f"too many connections (at most {MAX_CONNECTIONS}); try again"))
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()  # the thread never started
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -102,12 +102,11 @@ def check_params(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
     it takes and the value it got (shortened).
     """
     name = getattr(fn, "__name__", "method")
-    sig = inspect.signature(fn)
+    sig, hints = _signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
         raise WireError(INVALID_PARAMS, f"bad parameters for `{name}`: {shorten(str(exc))}") from None
-    hints = _param_hints(fn, sig)
     out: dict[str, Any] = {}
     for param, value in bound.arguments.items():
         hint = hints.get(param)
@@ -121,6 +120,19 @@ def check_params(fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]
                 )
         out[param] = value
     return out
+
+
+_SIGNATURES: dict[Any, tuple[inspect.Signature, dict[str, Any]]] = {}
+
+
+def _signature(fn: Callable[..., Any]) -> tuple[inspect.Signature, dict[str, Any]]:
+    """``fn``'s signature and evaluated parameter annotations, computed once per function."""
+    key = (getattr(fn, "__func__", fn), getattr(fn, "__self__", None) is not None)
+    found = _SIGNATURES.get(key)
+    if found is None:
+        sig = inspect.signature(fn)
+        found = _SIGNATURES[key] = (sig, _param_hints(fn, sig))
+    return found
 
 
 def _param_hints(fn: Callable[..., Any], sig: inspect.Signature) -> dict[str, Any]:

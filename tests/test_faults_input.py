@@ -597,3 +597,61 @@ def test_cli_bad_roots_are_usage_errors(root: Path, tmp_path: Path, daemon: bool
         assert all(len(line) < LINE_BOUND for line in done.stderr.splitlines())
     done = run_nav(root, "index", str(tmp_path / ("a" * 5000)), daemon=daemon)
     assert done.returncode == 2 and "too long" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_shorten_keeps_messages_one_bounded_line() -> None:
+    assert shorten("createSalesOrder") == "createSalesOrder"
+    long = shorten("a" * 100_000)
+    assert len(long) <= QUOTE_BOUND and long.endswith("(100,000 characters)") and "…" in long
+    assert shorten("Or\x1bder\n\x00") == "Or\\x1bder\\n\\x00"  # no cursor moves, no line breaks
+    assert shorten("x\udcff") == "x\\udcff"
+    nested: Any = []
+    for _ in range(10_000):
+        nested = [nested]
+    assert len(shorten(nested)) < QUOTE_BOUND  # reprlib, bounded in depth as well as length
+
+
+def test_a_question_ending_in_a_number_is_not_refused_as_a_position(fuzz_nav: Navigator) -> None:
+    from navigator import checks
+
+    checks.position("error at line:0", prose=True)  # prose: not a position, nothing to refuse
+    with pytest.raises(UsageError, match="line 0 in `orders.py:0:1`"):
+        checks.position("orders.py:0:1", prose=True)
+    assert fuzz_nav.query("error at line:0", limit=3).items is not None
+
+
+def test_connections_past_the_cap_are_told_and_closed(root: Path, client: DaemonClient) -> None:
+    from navigator.daemon import MAX_CONNECTIONS
+
+    path = str(daemon_paths(root).socket)
+    held: list[socket.socket] = []
+    replies: list[dict[str, Any]] = []
+    try:
+        for i in range(MAX_CONNECTIONS + 10):  # each held open, like an editor that never lets go
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(30)
+            s.connect(path)
+            held.append(s)
+            with contextlib.suppress(OSError):  # a refused connection may be closed already
+                s.sendall(json.dumps({"jsonrpc": "2.0", "id": i, "method": "daemon.ping"}).encode() + b"\n")
+            with s.makefile("rb") as f:
+                replies.append(json.loads(f.readline()))
+        busy = [r for r in replies if "error" in r]
+        assert len(busy) >= 10 and len(replies) - len(busy) >= MAX_CONNECTIONS - 5
+        assert all(r["error"]["code"] == -32000 and "too many connections" in r["error"]["message"] for r in busy)
+    finally:
+        for s in held:
+            s.close()
+    deadline = time.monotonic() + 30  # the slots come back as the daemon sees the connections close
+    while True:
+        raw = Raw(root)
+        try:
+            if raw.ping():
+                break
+        except (AssertionError, KeyError):
+            pass
+        finally:
+            raw.close()
+        assert time.monotonic() < deadline, "connection slots never came back"
+        time.sleep(0.05)  # waiting for the daemon's handler threads to see EOF, bounded
+    still_answers(client)

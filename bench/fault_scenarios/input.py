@@ -232,6 +232,44 @@ def _burst(d: _Daemon) -> list[FaultResult]:
     ]
 
 
+def _held_connections(d: _Daemon, extra: int = 20) -> list[FaultResult]:
+    """More connections held open than the daemon serves at once: the extra ones are told and closed."""
+    from navigator.daemon import MAX_CONNECTIONS
+
+    held: list[socket.socket] = []
+    busy = 0
+    try:
+        for i in range(MAX_CONNECTIONS + extra):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(REPLY_BOUND_S)
+            held.append(s)
+            with contextlib.suppress(OSError):
+                s.connect(d.sock)
+                s.sendall(json.dumps({"jsonrpc": "2.0", "id": i, "method": "daemon.ping"}).encode() + b"\n")
+            with contextlib.suppress(OSError, ValueError), s.makefile("rb") as f:
+                reply = json.loads(f.readline())
+                busy += "too many connections" in str(reply.get("error", {}).get("message", ""))
+    finally:
+        for s in held:
+            s.close()
+    deadline = time.monotonic() + 30
+    ok = False
+    while not ok and time.monotonic() < deadline:  # slots come back as the daemon sees the closes
+        reply, _ = _ask(d.sock, b'{"jsonrpc": "2.0", "id": 1, "method": "daemon.ping"}\n')
+        ok = bool(reply and reply.get("result"))
+        if not ok:
+            time.sleep(0.05)
+    return [
+        FaultResult(
+            AREA,
+            f"{MAX_CONNECTIONS + extra} connections held open (cap {MAX_CONNECTIONS})",
+            extra,
+            min(busy, extra),
+            extra if ok and d.answers() else 0,
+        )
+    ]
+
+
 def daemon_requests(workdir: Path) -> list[FaultResult]:
     root = _make_repo(workdir)
     index = _nav(root, "index")
@@ -240,7 +278,7 @@ def daemon_requests(workdir: Path) -> list[FaultResult]:
     d = _Daemon(root)
     try:
         before = d.symbols()
-        rows = _frames(d) + _big_line(d) + _burst(d)
+        rows = _frames(d) + _big_line(d) + _burst(d) + _held_connections(d)
         lost = max(0, before - d.symbols())
     finally:
         d.stop()
