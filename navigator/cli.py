@@ -220,10 +220,10 @@ def _team_nav(obj: Ctx, store_url: str | None) -> Any:
 
 
 def _store_configured(obj: Ctx, store_url: str | None) -> bool:
-    from navigator.config import load_config
     from navigator.team import resolve_store_url
 
-    return resolve_store_url(load_config(obj.root), store_url) is not None
+    # the Navigator checks the root (and loads its config) before anything touches the path
+    return resolve_store_url(obj.local().config, store_url) is not None
 
 
 @main.command()

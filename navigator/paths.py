@@ -226,8 +226,8 @@ def daemon_possible(root: Path) -> bool:
     """Whether a daemon can keep its lock, log and socket in ``root/.nav``: not when that folder
     (or, before it exists, the root) is read-only. Then queries run in-process, reading the index."""
     folder = root / NAV_DIR
-    probe = folder if folder.is_dir() else root
     try:
+        probe = folder if folder.is_dir() else root
         if not os.access(probe, os.W_OK):
             return False
         return not os.statvfs(probe).f_flag & os.ST_RDONLY

@@ -309,7 +309,7 @@ def test_nav_folder_and_files_are_private(hostile: Path) -> None:
     (hostile / "app.py").chmod(0o600)
     nav = Navigator(hostile)
     nav.index()
-    nav.search("hello", k=1)  # writes the vectors file too
+    nav.embed()  # writes the vectors file too (a search never embeds)
     nav_dir = hostile / ".nav"
     wal = [nav_dir / "index.db-wal", nav_dir / "index.db-shm"]
     assert [mode(p) for p in wal] == [0o600, 0o600]  # SQLite gives them the database's mode
@@ -615,7 +615,7 @@ def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> 
 
 
 def test_every_refusal_is_a_nav_error_with_a_short_message(hostile: Path) -> None:
-    long_target = "../" + "x" * 5000 + ".py:1:1"
+    long_target = "../" + "x" * 3000 + ".py:1:1"  # under the 4,096-character cap on targets
     with Navigator(hostile) as nav, pytest.raises(OutsideRootError) as err:
         nav.hover(long_target)
     assert isinstance(err.value, NavError) and len(str(err.value)) < 400 and "…" in str(err.value)
