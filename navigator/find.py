@@ -146,7 +146,9 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
         # then search hits as related code.
         lead = list(dict.fromkeys([*legs.get(answer_leg, []), *legs.get("symbols", [])]))
         lead_set = set(lead)
-        rest = sorted((kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0]))
+        rest = sorted(
+            (kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0])
+        )
         ordered = [(key, fused[key]) for key in lead] + rest
         notes.append(
             f"the exact answer ({len(legs[answer_leg])} {route.intent}) comes first; search results follow as related"
