@@ -225,7 +225,9 @@ def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str,
     }
 
 
-def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, variants: list[str]) -> dict[str, Any]:
+def run(
+    split: str, limit: int | None, long_per_repo: int, repos_arg: str, variants: list[str], with_vectors: bool = False
+) -> dict[str, Any]:
     instances = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
     if repos_arg:
@@ -234,6 +236,8 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, varia
     lat_short: list[float] = []
     lat_long: list[float] = []
     index_s: list[float] = []
+    embed_s: list[float] = []
+    embedded: list[int] = []
     for repo in chosen:
         tree = LOC / "trees" / repo.replace("/", "-")
         store = Store(LOC / "idx" / (repo.replace("/", "-") + ".db"))
@@ -244,6 +248,11 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, varia
             index_root(tree, store)
             index_s.append(time.perf_counter() - t0)
             search = SemanticSearch(store)
+            if with_vectors:
+                t0 = time.perf_counter()
+                rep = search.sync()  # cached by content: a commit embeds only its new chunks
+                embed_s.append(time.perf_counter() - t0)
+                embedded.append(rep.embedded)
             defs = Defs(store.conn)
             base = PlainBM25(store.conn)
             base_py = PlainBM25(store.conn, ".py")
@@ -285,6 +294,15 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, varia
                 )
                 if name == "nav":
                     row["top"] = nav_files[:3]
+            if with_vectors:  # every leg, the vector leg included (the default search)
+                fused = search.search(q, k=50)
+                f_spans = [(h.path, h.start_line, h.end_line) for h in fused.items]
+                fused_code = search.search(q, k=50, view="code")
+                fc_spans = [(h.path, h.start_line, h.end_line) for h in fused_code.items]
+                row["nav-files+vectors"] = score(list(dict.fromkeys(p for p, _, _ in f_spans)), function_list(f_spans, defs), inst)
+                row["nav-code+vectors"] = score(
+                    list(dict.fromkeys(p for p, _, _ in fc_spans)), function_list(fc_spans, defs, exact=True), inst
+                )
             rows.append(row)
             if n < long_per_repo:
                 text = long_text(tree, q)
@@ -307,6 +325,11 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, varia
         if not s.endswith("bm25")
     }
     for s in systems:
+        if s.endswith("+vectors"):  # the vector leg's worth, paired against the lexical legs
+            plain = s.removesuffix("+vectors")
+            paired[f"{s} vs {plain}"] = {
+                m: [round(x, 3) for x in bootstrap([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
+            }
         if "[" in s:  # a variant against the default, paired
             plain = s.split("[", 1)[0]
             paired[f"{s} vs {plain}"] = {
@@ -326,6 +349,8 @@ def run(split: str, limit: int | None, long_per_repo: int, repos_arg: str, varia
             "full_text_n": len(lat_long),
         },
         "index_s_p50": round(pct(index_s, 0.5), 2),
+        "embed_s_total": round(sum(embed_s), 1),
+        "embedded_total": sum(embedded),
         "rows": rows,
     }
 
@@ -341,6 +366,8 @@ def render(res: dict[str, Any]) -> str:
         out.append(f"| {label} | " + " | ".join(f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" for d, lo, hi in (v[m] for m in METRICS)) + " |")
     out.append("")
     out.append(f"latency ms: {res['latency_ms']}; index (incremental, per commit) p50 {res['index_s_p50']} s")
+    if res.get("embedded_total"):
+        out.append(f"embedding: {res['embedded_total']} chunks in {res['embed_s_total']} s (all commits)")
     return "\n".join(out)
 
 
@@ -351,9 +378,10 @@ def main() -> None:
     ap.add_argument("--repos", default="", help="comma-separated repository names (NAME of OWNER/NAME)")
     ap.add_argument("--long-per-repo", type=int, default=2, help="full-text latency queries per repository")
     ap.add_argument("--variants", default="nav", help=f"comma-separated: {', '.join(VARIANTS)}")
+    ap.add_argument("--vectors", action="store_true", help="also embed (default model) and run every leg")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","))
+    res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","), args.vectors)
     print(render(res))
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))

@@ -27,12 +27,12 @@ def main(names: list[str]) -> None:
     for name in names:
         store = Store(idx / f"{name}.db")
         search = SemanticSearch(store, embedder=embedder, vectors_dir=idx / f"{name}.vectors")
-        search.search("warm up", k=10, embed_budget_s=0)
+        search.search("warm up", k=10)
         queries = json.loads((sb.BENCH / "annotations" / f"{name}.json").read_text())
         times = []
         for q in queries:
             t = time.perf_counter()
-            search.search(q["query"], k=10, embed_budget_s=0)
+            search.search(q["query"], k=10)
             times.append((time.perf_counter() - t) * 1000)
         p90 = sorted(times)[int(0.9 * (len(times) - 1))]
         print(f"{name}: p50 {statistics.median(times):.1f} ms, p90 {p90:.1f} ms over {len(times)} queries")

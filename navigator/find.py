@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
 from semantic.fusion import rrf
+from semantic.lexical import mentions
 from storage.errors import NavError, SymbolNotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 RRF_K = 60
 LEG_DEPTH = 50
+MAX_EXACT_NAMES = 4
+"""Names of one query the exact leg looks up (each costs a language-server request)."""
 
 Key = tuple[str, int]
 
@@ -110,7 +113,17 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
         for h in resp.items:
             add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
     if route.kind in ("exact", "both"):
-        for name in route.identifiers:
+        names = list(route.identifiers)
+        if len(names) > MAX_EXACT_NAMES:
+            # Pasted issue text names dozens of things: ask the exact leg about the strongest
+            # few (traceback frames and quoted code first, see semantic.lexical.mentions).
+            ranked = [n for n in mentions(route.text).names if n in names]
+            names = list(dict.fromkeys([*ranked, *names]))[:MAX_EXACT_NAMES]
+            notes.append(
+                f"the exact leg looked up {len(names)} of the {len(route.identifiers)} names: "
+                + ", ".join(f"`{n}`" for n in names)
+            )
+        for name in names:
             exact(name)
     answer_leg = "symbols" if route.intent == "definition" else "lsp"
     answered = route.asks and exact_complete and bool(legs.get(answer_leg))
@@ -133,7 +146,9 @@ def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float =
         # then search hits as related code.
         lead = list(dict.fromkeys([*legs.get(answer_leg, []), *legs.get("symbols", [])]))
         lead_set = set(lead)
-        rest = sorted((kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0]))
+        rest = sorted(
+            (kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0])
+        )
         ordered = [(key, fused[key]) for key in lead] + rest
         notes.append(
             f"the exact answer ({len(legs[answer_leg])} {route.intent}) comes first; search results follow as related"

@@ -127,5 +127,7 @@ def classify(query: str) -> Route:
         asked: Intent | None = next((i for pattern, i in _INTENTS if pattern.search(text)), None)
         intent: Intent = asked or "references"
         why = f"prose naming {names}: fused" + ("" if asked is None else f", asking for {intent}")
-        return Route(kind="both", text=text, identifiers=tuple(found), why=why, intent=intent, asks=asked is not None)
+        return Route(
+            kind="both", text=text, identifiers=tuple(found), why=why, intent=intent, asks=asked is not None
+        )
     return Route(kind="semantic", text=text, why="prose: search by meaning")

@@ -15,6 +15,7 @@ if [ "$REPO" = "$(pwd)" ]; then
     run symbols 'index root' -n 5
     run outline navigator/walk.py
     run search "where is a file's rows replaced in the database" -k 5
+    run search --code "where is a file's rows replaced in the database" -k 5
     run find "who calls \`index_root\`" -n 8
 else
     run map --tokens 600

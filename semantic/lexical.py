@@ -335,15 +335,15 @@ def query_terms(text: str) -> QueryTerms:
     words = _words_of(tokens)
     named = mentions(text)
     if len(words) > LONG_QUERY_WORDS:
-        idents = named.names[:MAX_NAMES]
-        name_words = _words_of(idents)
+        named_idents = named.names[:MAX_NAMES]
+        name_words = _words_of(named_idents)
         path_words_ = [w for p in named.paths[:MAX_NAMES] for w in sorted(path_words("/".join(p.split("/")[-2:])))]
         head = list(dict.fromkeys(name_words + [w for w in path_words_ if w not in STOPWORDS]))
         prose = tuple(w for w in words if w not in head)
         return QueryTerms(
             words=tuple(head),
             stems=frozenset(v for w in head for v in variants(w)),
-            identifiers=idents,
+            identifiers=named_idents,
             text=text,
             paths=named.paths[:MAX_NAMES],
             prose=prose or ("",),

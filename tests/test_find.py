@@ -77,3 +77,15 @@ def test_a_routed_query_sees_an_edit_made_just_before(nav: Navigator) -> None:
         assert resp.items[0].path == "orders/late.py" and resp.items[0].kind == "definition"
     finally:
         (nav.root / "orders" / "late.py").unlink()
+
+
+def test_pasted_issue_text_asks_the_exact_leg_about_its_strongest_names(nav: Navigator) -> None:
+    text = (
+        "Totals are wrong. Traceback (most recent call last):\n"
+        '  File "/srv/app/orders/service.py", line 7, in create_sales_order\n'
+        "Also seen with order_total, OrderLine, OrderService, render_report, send_invoice, MAX_ITEMS."
+    )
+    resp = nav.query(text, deadline_s=60)
+    capped = next(n for n in resp.notes if "the exact leg looked up" in n)
+    assert "4 of the" in capped and "`create_sales_order`" in capped.split(":", 1)[1].split(",")[0]
+    assert any(f.path == "orders/service.py" for f in resp.items[:5])

@@ -147,3 +147,10 @@ def test_query_encoding_runs_with_bounded_threads(model: SentenceTransformerEmbe
     finally:
         inner.encode = original
         torch.set_num_threads(before)
+
+
+def test_search_without_vectors_leaves_the_embedders_load_counter_at_zero(store: Store) -> None:
+    emb = SentenceTransformerEmbedder()  # a fresh embedder: nothing loaded yet
+    resp = SemanticSearch(store, embedder=emb).search("frobnicate widget cache", k=3)
+    assert resp.items[0].path == "legacy.py" and not resp.complete
+    assert emb.loads == 0
