@@ -67,8 +67,11 @@ _STICKY_TYPES = frozenset(
         "attribute_list",
         "doc_comment",
         "haddock",
+        "signature",  # Haskell: a type signature belongs with the equations after it
     }
 )
+_STICKY_ELIXIR_ATTRIBUTES = frozenset({"doc", "spec", "impl", "deprecated"})
+"""``@doc "…"``, ``@spec …`` describe the ``def`` that follows them."""
 _COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment", "haddock"})
 _DECORATION_TYPES = frozenset(
     {"decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"}
@@ -686,12 +689,22 @@ def _units(nodes: Iterable[Node], header: bool) -> list[_Unit]:
             u.last = max(u.last, last)
             u.sticky = False
             continue
-        units.append(_Unit([n], first, last, sticky=n.type in _STICKY_TYPES))
+        units.append(_Unit([n], first, last, sticky=_is_sticky(n)))
     if header and len(units) > 1:
         head = units[0]
         if any(not n.is_named for n in head.nodes) and head.first == head.last:
             head.sticky = True
     return units
+
+
+def _is_sticky(n: Node) -> bool:
+    if n.type in _STICKY_TYPES:
+        return True
+    if n.type != "unary_operator" or n.child_count != 2 or n.children[0].type != "@":
+        return False
+    call = n.children[1]  # Elixir's `@doc "…"`: (unary_operator "@" (call target: (identifier)))
+    target = call.child_by_field_name("target") if call.type == "call" else None
+    return target is not None and target.text is not None and target.text.decode() in _STICKY_ELIXIR_ATTRIBUTES
 
 
 def _expand(unit: _Unit) -> list[Node]:
