@@ -195,6 +195,7 @@ def run_repo(
     max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
     cold_index: bool = False,
     corpora: Path = CORPORA,
+    index_dir: Path | None = None,
 ) -> dict[str, Any]:
     name = repo["name"]
     broot = repo.get("benchmark_root") or ""
@@ -204,7 +205,7 @@ def run_repo(
     vectors = any("vector" in CONFIGS[c] for c in configs)
     embedder = load_embedder(model, max_seq_length=max_seq_length) if vectors else None
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.model_id) if embedder is not None else "lexical"
-    db = corpora / ".idx" / slug / f"{name}.db"
+    db = (index_dir or corpora / ".idx") / slug / f"{name}.db"
     if cold:
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
@@ -342,6 +343,12 @@ def set_report(title: str, results: list[dict[str, Any]], configs: list[str]) ->
             + f" | {_fmt(sem)} ({len(paired)}) | {_fmt(published)} | {d} |"
         )
     out.append("")
+    if "fused" in configs and "lexical" in configs:
+        diffs = [r["ndcg"]["fused"] - r["ndcg"]["lexical"] for r in results]
+        out += [
+            f"What the vector leg adds, paired per repository: fused − lexical = {_diff(statistics.fmean(diffs), *bootstrap_ci(diffs))}",
+            "",
+        ]
     summary = summarize(results, configs)
     out.append("| queries | n | " + " | ".join(configs) + " |")
     out.append("|" + "---|" * (2 + len(configs)))
@@ -383,6 +390,31 @@ def table(results: list[dict[str, Any]], summary: dict[str, dict[str, float]], c
     return "\n".join(out)
 
 
+def compare(old: dict[str, Any], new: list[dict[str, Any]], configs: list[str]) -> str:
+    """Paired differences, new − old, per repository and per language, for the configs both ran."""
+    before = {r["repo"]: r for r in old["repos"]}
+    both = [r for r in new if r["repo"] in before]
+    shared = [c for c in configs if c in old["configs"]]
+    if not both or not shared:
+        return "(nothing in common with the baseline)"
+    out = [
+        f"### Against the baseline ({len(both)} repositories in both): new − old",
+        "",
+        "| language | repos | " + " | ".join(f"{c} old → new" for c in shared) + " |",
+        "|" + "---|" * (2 + len(shared)),
+    ]
+    for lang in [*sorted({r["language"] for r in both}), "all"]:
+        rs = both if lang == "all" else [r for r in both if r["language"] == lang]
+        cells = []
+        for c in shared:
+            o = statistics.fmean(before[r["repo"]]["ndcg"][c] for r in rs)
+            n = statistics.fmean(r["ndcg"][c] for r in rs)
+            diffs = [r["ndcg"][c] - before[r["repo"]]["ndcg"][c] for r in rs]
+            cells.append(f"{o:.3f} → {n:.3f} ({_diff(statistics.fmean(diffs), *bootstrap_ci(diffs))})")
+        out.append(f"| {'**all**' if lang == 'all' else lang} | {len(rs)} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def choose(repos: list[dict[str, Any]], names: str, languages: str, which: str) -> list[dict[str, Any]]:
     if names:
         wanted = names.split(",")
@@ -407,6 +439,7 @@ def main() -> None:
     ap.add_argument("--languages", default="", help="comma-separated languages (when --repos is empty)")
     ap.add_argument("--set", default="all", choices=("all", "dev", "check"), help="only one of the two sets")
     ap.add_argument("--corpora", default=str(CORPORA), help="folder holding <repo>/ exports")
+    ap.add_argument("--index-dir", default="", help="where the bench indexes live (default: <corpora>/.idx)")
     ap.add_argument("--model", default="default", help="'default' (MiniLM) or a local model directory")
     ap.add_argument(
         "--no-vectors", action="store_true", help=f"lexical legs only: {','.join(LEXICAL_CONFIGS)}"
@@ -422,6 +455,7 @@ def main() -> None:
     )
     ap.add_argument("--out", default=str(HERE / "results" / "semble63.json"))
     ap.add_argument("--merge", default="", help="comma-separated result files to combine into --out (no run)")
+    ap.add_argument("--compare", default="", help="an earlier result file: add paired differences against it")
     args = ap.parse_args()
     if args.merge:
         parts = [json.loads(Path(f).read_text()) for f in args.merge.split(",")]
@@ -434,6 +468,7 @@ def main() -> None:
             results,
             parts[0].get("max_seq_length"),
             parts[0].get("command"),
+            args.compare,
         )
         return
     configs = (
@@ -459,7 +494,10 @@ def main() -> None:
     command = "python " + " ".join(sys.argv)
     results = []
     for repo in chosen:
-        r = run_repo(repo, model, args.cold, configs, args.max_seq_length, args.cold_index, corpora)
+        index_dir = Path(args.index_dir) if args.index_dir else None
+        r = run_repo(
+            repo, model, args.cold, configs, args.max_seq_length, args.cold_index, corpora, index_dir
+        )
         results.append(r)
         print(
             f"{r['repo']:18s} {r['set']:5s} {r['language']:10s} chunks={r['chunks']:6d} index={r['index_s']:6.1f}s "
@@ -475,6 +513,7 @@ def main() -> None:
         results,
         args.max_seq_length,
         command,
+        args.compare,
     )
 
 
@@ -485,9 +524,12 @@ def write(
     results: list[dict[str, Any]],
     seq: int | None,
     command: str | None = None,
+    baseline: str = "",
 ) -> None:
     summary = summarize(results, configs)
     text = table(results, summary, configs)
+    if baseline:
+        text = compare(json.loads(Path(baseline).read_text()), results, configs) + "\n\n" + text
     print(text)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(

@@ -67,8 +67,11 @@ _STICKY_TYPES = frozenset(
         "attribute_list",
         "doc_comment",
         "haddock",
+        "signature",  # Haskell: a type signature belongs with the equations after it
     }
 )
+_STICKY_ELIXIR_ATTRIBUTES = frozenset({"doc", "spec", "impl", "deprecated"})
+"""``@doc "…"``, ``@spec …`` describe the ``def`` that follows them."""
 _COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment", "haddock"})
 _DECORATION_TYPES = frozenset(
     {"decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"}
@@ -596,7 +599,54 @@ def _docstring(d: _Def, src: _Text, language: str) -> str | None:
             if first.type == "string":
                 return _python_string_value(src.node_text(first))
         return None
+    if language == "elixir":
+        return _elixir_doc(d.node, src)
     return _leading_comment(d.first, src)
+
+
+def _elixir_attribute(node: Node | None) -> tuple[str, Node | None] | None:
+    """(name, first argument) of an Elixir module attribute ``@name arg``, else None."""
+    if node is None or node.type != "unary_operator" or node.child_count != 2 or node.children[0].type != "@":
+        return None
+    call = node.children[1]
+    target = call.child_by_field_name("target") if call.type == "call" else None
+    if target is None or target.text is None:
+        return None
+    args = next((c for c in call.named_children if c.type == "arguments"), None)
+    first = args.named_children[0] if args is not None and args.named_child_count else None
+    return target.text.decode(), first
+
+
+def _elixir_doc(node: Node, src: _Text) -> str | None:
+    """``@doc "…"`` above a function (over ``@spec``/``@impl``), ``@moduledoc`` first in a module."""
+    if src.node_text(node).startswith(("defmodule", "defprotocol")):
+        body = next((c for c in node.named_children if c.type == "do_block"), None)
+        first = (
+            next((c for c in body.named_children if c.type != "comment"), None) if body is not None else None
+        )
+        candidates = [first] if first is not None else []
+        wanted = "moduledoc"
+    else:
+        candidates = []
+        prev = node.prev_named_sibling
+        while (attr := _elixir_attribute(prev)) is not None and prev is not None:
+            candidates.append(prev)
+            if attr[0] == "doc":
+                break
+            prev = prev.prev_named_sibling
+        wanted = "doc"
+    for c in candidates:
+        attr = _elixir_attribute(c)
+        if (
+            attr is not None
+            and attr[0] == wanted
+            and attr[1] is not None
+            and attr[1].type in ("string", "sigil")
+        ):
+            parts = [src.node_text(q) for q in attr[1].named_children if q.type == "quoted_content"]
+            text = inspect.cleandoc("".join(parts))
+            return text or None
+    return None
 
 
 _STRING_PREFIX = re.compile(r"^[rRbBuUfF]*")
@@ -636,6 +686,10 @@ def _leading_comment(node: Node, src: _Text) -> str | None:
     comments: list[Node] = []
     expect_row = row
     prev = _prev_over_modifiers(node)
+    if prev is not None and prev.type not in _COMMENT_TYPES and prev.child_count:
+        last = prev.children[-1]
+        if last.type in _COMMENT_TYPES:
+            prev = last  # a grammar that files the comment under the node before (Haskell's imports)
     while (
         prev is not None
         and prev.type in _COMMENT_TYPES
@@ -686,12 +740,19 @@ def _units(nodes: Iterable[Node], header: bool) -> list[_Unit]:
             u.last = max(u.last, last)
             u.sticky = False
             continue
-        units.append(_Unit([n], first, last, sticky=n.type in _STICKY_TYPES))
+        units.append(_Unit([n], first, last, sticky=_is_sticky(n)))
     if header and len(units) > 1:
         head = units[0]
         if any(not n.is_named for n in head.nodes) and head.first == head.last:
             head.sticky = True
     return units
+
+
+def _is_sticky(n: Node) -> bool:
+    if n.type in _STICKY_TYPES:
+        return True
+    attr = _elixir_attribute(n)  # Elixir's `@doc "…"`: (unary_operator "@" (call target: (identifier)))
+    return attr is not None and attr[0] in _STICKY_ELIXIR_ATTRIBUTES
 
 
 def _expand(unit: _Unit) -> list[Node]:

@@ -285,3 +285,53 @@ def test_deeply_nested_code_does_not_recurse_forever() -> None:
     assert pf.parsed, pf.notes
     assert_covers(text, pf.chunks)
     assert_budget(pf.chunks, 200)
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "heads", "budget"),
+    [
+        (
+            "elixir",
+            "defmodule Shop.Orders do\n"
+            + "".join(
+                f'  @doc "Step {i} of an order: validate the items and compute the total price."\n'
+                f"  @spec step{i}(map()) :: map()\n"
+                f"  def step{i}(order) do\n    Map.put(order, :step, {i})\n  end\n\n"
+                for i in range(3)
+            )
+            + "end\n",
+            "@doc",
+            140,
+        ),
+        (
+            "haskell",
+            "module Shop.Orders where\n\n"
+            + "".join(
+                f"step{i} :: Order -> Order\n"
+                f'step{i} order = order {{ orderStep = {i}, orderNote = "validated" }}\n\n'
+                for i in range(4)
+            ),
+            "step",  # the type signature, `stepN :: Order -> Order`
+            100,
+        ),
+    ],
+)
+def test_docs_and_signatures_stay_with_the_definition(
+    language: str, text: str, heads: str, budget: int
+) -> None:
+    """Elixir's ``@doc``/``@spec`` and Haskell's type signature stay in the chunk of the
+    function they describe (a budget that fits one function, not two)."""
+    pf = parse_source(f"orders.{language}", text, language, chunk_budget=budget)
+    lines = text.split("\n")
+    doc_lines = [i + 1 for i, line in enumerate(lines) if line.strip().startswith(heads) and "=" not in line]
+    assert len(doc_lines) >= 3
+    assert len(pf.chunks) >= 3  # the budget does split the file
+    for i, doc in enumerate(doc_lines):
+        # the line that starts the definition: Elixir's `def stepN`, Haskell's equation
+        body = next(
+            n
+            for n in range(doc, len(lines))
+            if lines[n].lstrip().startswith((f"def step{i}(", f"step{i} order"))
+        )
+        chunk = next(c for c in pf.chunks if c.start_line <= doc <= c.end_line)
+        assert chunk.end_line >= body + 1, (doc, body + 1, [(c.start_line, c.end_line) for c in pf.chunks])

@@ -439,3 +439,22 @@ def test_index_reads_a_cpp_header_as_cpp(tmp_path: Path) -> None:
         assert kinds == {"basic_writer": "class", "basic_writer.write": "method"}
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "path", "qualified_name", "docstring"),
+    [
+        ("elixir", "lib/orders.ex", "Shop.Orders", "Sales orders: creation and totals."),
+        ("elixir", "lib/orders.ex", "Shop.Orders.create_sales_order", "Create a sales order for a customer."),
+        ("haskell", "src/Orders.hs", "createSalesOrder", "Create a sales order for a customer."),
+        ("haskell", "src/Orders.hs", "Item", "A line of an order."),
+        ("zig", "src/orders.zig", "createSalesOrder", "Create a sales order for a customer."),
+        ("zig", "src/orders.zig", "Order.total", "The order's total in cents."),
+        ("lua", "lua/orders/init.lua", "M.create_sales_order", "Create a sales order for a customer."),
+        ("swift", "Sources/Orders.swift", "createSalesOrder", "Create a sales order for a customer."),
+    ],
+)
+def test_docstrings(language: str, path: str, qualified_name: str, docstring: str) -> None:
+    """Each language's own doc convention: ``@doc``/``@moduledoc``, ``-- |``, ``///``, ``---``."""
+    by_q = {s.qualified_name: s for s in parsed(language, path).symbols}
+    assert by_q[qualified_name].docstring == docstring
