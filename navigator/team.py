@@ -442,9 +442,11 @@ class TeamStore:
         terms = query_terms(text)
         notes: list[str] = []
         legs: dict[str, list[str]] = {}
-        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=DEPTH)
+        # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
+        want = 2 * DEPTH
+        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
-        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=DEPTH)
+        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
         try:
             qv = self.embedder.embed_query(text)
@@ -452,7 +454,7 @@ class TeamStore:
             log.warning("query embedding failed: %s", exc)
             complete, reason = False, f"vector leg unavailable: {exc}"
         else:
-            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=DEPTH)
+            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
         keys = list(dict.fromkeys(k_ for ks in legs.values() for k_ in ks))
         locs = self.pg.locate(keys)
         if languages:
@@ -464,7 +466,7 @@ class TeamStore:
         id_legs: dict[str, list[int]] = {}
         for leg, ks in legs.items():
             out: list[int] = []
-            for key in ks:
+            for key in [k_ for k_ in ks if k_ in locs][:DEPTH]:
                 for loc in locs.get(key, ()):
                     ident = (loc.key, loc.repo, loc.path)
                     if ident not in ids:
