@@ -735,7 +735,8 @@ class PgStore:
             return [str(r[0]) for r in cur.fetchall()]
 
     def text_leg(self, words: Sequence[str], *, limit: int = 50) -> list[str]:
-        """Chunk keys matching any of ``words`` (full text, GIN), best ``ts_rank_cd`` first."""
+        """Chunk keys matching any of ``words`` (full text, GIN), best first by ``ts_rank`` with
+        length normalization (half the cost of ``ts_rank_cd`` on 20 repositories: 8 vs 16 ms)."""
         q = _tsquery(words)
         if not q:
             return []
@@ -743,7 +744,7 @@ class PgStore:
             # not filtered to branch heads: locate() drops the rare chunk no head holds
             cur.execute(
                 "SELECT c.key FROM nav_chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q "
-                "ORDER BY ts_rank_cd(c.tsv, q) DESC, c.key LIMIT %s",
+                "ORDER BY ts_rank(c.tsv, q, 1) DESC, c.key LIMIT %s",
                 (q, limit),
             )
             return [str(r[0]) for r in cur.fetchall()]
