@@ -304,7 +304,7 @@ class TeamStore:
             from_store = self._pull(model, keys)
         except StoreError as exc:
             store_ok = False
-            log.warning("team store not used for %s: %s", nav.root, exc)
+            log.info("team store not used for %s: %s", nav.root, exc)
             notes.append(f"team store not used: {exc}")
         embedded = 0
         cached = self._cached(model, keys)
@@ -550,7 +550,7 @@ def search_all_repos(
     try:
         return team.search(text, k=k, languages=languages)
     except StoreError as exc:
-        log.warning("all-repos search answered locally: %s", exc)
+        log.info("all-repos search answered locally: %s", exc)
         local = nav.search(text, k=k, languages=languages)
         note = _fallback_note(exc)
         return dataclasses.replace(
@@ -563,7 +563,7 @@ def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
     try:
         return team.definitions(name)
     except StoreError as exc:
-        log.warning("all-repos definitions answered locally: %s", exc)
+        log.info("all-repos definitions answered locally: %s", exc)
         local = nav.definitions(name)
         note = _fallback_note(exc)
         return dataclasses.replace(
