@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -266,6 +267,8 @@ class PgStore:
         self.statement_timeout_s = statement_timeout_s
         self._conn: Any = None
         self._schema_ok = False
+        self._lock = threading.RLock()
+        """One transaction at a time on the one connection (a daemon answers from several threads)."""
 
     # -- connection and errors -------------------------------------------------------------
 
@@ -322,14 +325,15 @@ class PgStore:
         """A cursor inside one transaction; psycopg errors become store errors."""
         import psycopg
 
-        conn = self._connect()
-        try:
-            with conn.transaction(), conn.cursor() as cur:
-                yield cur
-        except psycopg.Error as exc:
-            if conn.closed or conn.broken:
-                self._conn = None
-            raise self._error(exc, doing) from None
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn.transaction(), conn.cursor() as cur:
+                    yield cur
+            except psycopg.Error as exc:
+                if conn.closed or conn.broken:
+                    self._conn = None
+                raise self._error(exc, doing) from None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -358,6 +362,10 @@ class PgStore:
     def ensure_schema(self, *, write: bool) -> None:
         """Check the schema; a writer creates or migrates it (one transaction, serialized by
         an advisory lock), a reader gets a clear error when it is missing."""
+        with self._lock:
+            self._ensure_schema(write=write)
+
+    def _ensure_schema(self, *, write: bool) -> None:
         if self._schema_ok:
             return
         version = self.schema_version()
@@ -460,6 +468,10 @@ class PgStore:
 
     def fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vectors]:
         """The stored vectors of ``keys`` (those the store has) for ``model``."""
+        with self._lock:
+            return self._fetch_vectors(model, keys)
+
+    def _fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vectors]:
         out: dict[str, Vectors] = {}
         conn = self._connect()
         import psycopg
@@ -541,7 +553,8 @@ class PgStore:
             self._check_dim(vectors)
         for attempt in range(retries + 1):
             try:
-                result = self._publish_once(repo, sha, branch, model, files, vectors)
+                with self._lock:
+                    result = self._publish_once(repo, sha, branch, model, files, vectors)
                 if not result.already:
                     self._analyze()
                 return result
