@@ -54,10 +54,11 @@ def build_server(nav: Any) -> MCPServer:
         return render_response(_call(nav.references, name), limit=_limit(limit))
 
     @server.tool(
-        name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures."
+        name="def",
+        description="Where a symbol is defined (all definitions if ambiguous), with signatures; "
+        "all_repos=true: in every repository published to the team store (hits read repo@commit:path).",
     )
     def def_(name: str, limit: int = 20, all_repos: bool = False) -> str:
-        """``all_repos``: in every repository published to the team store."""
         if all_repos:
             return render_response(_call(nav.definitions, name, all_repos=True), limit=_limit(limit))
         return render_response(_call(nav.definitions, name), limit=_limit(limit))
@@ -67,10 +68,10 @@ def build_server(nav: Any) -> MCPServer:
         return render_response(_call(nav.callers, name), limit=_limit(limit))
 
     @server.tool(
-        description="Search code by meaning and by name; returns the best chunks with their symbols."
+        description="Search code by meaning and by name; returns the best chunks with their symbols; "
+        "all_repos=true: every repository published to the team store (hits read repo@commit:path)."
     )
     def search(text: str, limit: int = 10, all_repos: bool = False) -> str:
-        """``all_repos``: search every repository published to the team store."""
         if all_repos:
             return render_response(_call(nav.search, text, k=_limit(limit), all_repos=True), limit=limit)
         return render_response(_call(nav.search, text, k=_limit(limit)), limit=limit)
