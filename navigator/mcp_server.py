@@ -64,10 +64,11 @@ def build_server(nav: Any) -> MCPServer:
         return render_response(_call(nav.references, name), limit=_limit(limit))
 
     @server.tool(
-        name="def", description="Where a symbol is defined (all definitions if ambiguous), with signatures."
+        name="def",
+        description="Where a symbol is defined (all definitions if ambiguous), with signatures; "
+        "all_repos=true: in every repository published to the team store (hits read repo@commit:path).",
     )
     def def_(name: str, limit: int = 20, all_repos: bool = False) -> str:
-        """``all_repos``: in every repository published to the team store."""
         if all_repos:
             return render_response(_call(nav.definitions, name, all_repos=True), limit=_limit(limit))
         return render_response(_call(nav.definitions, name), limit=_limit(limit))
@@ -79,7 +80,8 @@ def build_server(nav: Any) -> MCPServer:
     @server.tool(
         description="Search code by meaning and by name (a question, names, or pasted issue text with "
         "tracebacks); view='files' gives the best chunk of each file, view='code' the definitions "
-        "to read or edit, ranked."
+        "to read or edit, ranked; all_repos=true: every repository published to the team store "
+        "(hits read repo@commit:path)."
     )
     def search(text: str, limit: int = 10, view: str = "files", all_repos: bool = False) -> str:
         """``view``: "files" (where to look) or "code" (the definitions to read or edit);

@@ -304,7 +304,7 @@ class TeamStore:
             from_store = self._pull(model, keys)
         except StoreError as exc:
             store_ok = False
-            log.warning("team store not used for %s: %s", nav.root, exc)
+            log.info("team store not used for %s: %s", nav.root, exc)
             notes.append(f"team store not used: {exc}")
         embedded = 0
         cached = self._cached(model, keys)
@@ -442,9 +442,11 @@ class TeamStore:
         terms = query_terms(text)
         notes: list[str] = []
         legs: dict[str, list[str]] = {}
-        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=DEPTH)
+        # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
+        want = 2 * DEPTH
+        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
-        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=DEPTH)
+        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
         try:
             qv = self.embedder.embed_query(text)
@@ -452,7 +454,7 @@ class TeamStore:
             log.warning("query embedding failed: %s", exc)
             complete, reason = False, f"vector leg unavailable: {exc}"
         else:
-            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=DEPTH)
+            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
         keys = list(dict.fromkeys(k_ for ks in legs.values() for k_ in ks))
         locs = self.pg.locate(keys)
         if languages:
@@ -464,7 +466,7 @@ class TeamStore:
         id_legs: dict[str, list[int]] = {}
         for leg, ks in legs.items():
             out: list[int] = []
-            for key in ks:
+            for key in [k_ for k_ in ks if k_ in locs][:DEPTH]:
                 for loc in locs.get(key, ()):
                     ident = (loc.key, loc.repo, loc.path)
                     if ident not in ids:
@@ -548,7 +550,7 @@ def search_all_repos(
     try:
         return team.search(text, k=k, languages=languages)
     except StoreError as exc:
-        log.warning("all-repos search answered locally: %s", exc)
+        log.info("all-repos search answered locally: %s", exc)
         local = nav.search(text, k=k, languages=languages)
         note = _fallback_note(exc)
         return dataclasses.replace(
@@ -561,7 +563,7 @@ def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
     try:
         return team.definitions(name)
     except StoreError as exc:
-        log.warning("all-repos definitions answered locally: %s", exc)
+        log.info("all-repos definitions answered locally: %s", exc)
         local = nav.definitions(name)
         note = _fallback_note(exc)
         return dataclasses.replace(

@@ -415,3 +415,27 @@ def test_no_password_reaches_the_logs(tmp_path: Path, store_url: str, caplog) ->
     assert "all-repos search answered locally" in text and "refused the credentials" in text
     assert "published billing@" in text and "postgresql://nav:***@127.0.0.1" in text
     assert "Leaky-pw-42" not in text and PG_PASSWORD not in text
+
+
+def test_one_team_store_answers_many_threads_at_once(tmp_path: Path, store_url: str) -> None:
+    """As in the daemon: several threads share one Navigator, hence one connection to the store."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    repo = make_repo(tmp_path / "billing")
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+        expected = [h.path for h in nav.search("parse an invoice", k=5, all_repos=True).items]
+
+        def ask(i: int) -> list[str]:
+            resp = (
+                nav.definitions("invoice_total", all_repos=True)
+                if i % 2
+                else nav.search("parse an invoice", k=5, all_repos=True)
+            )
+            assert resp.complete and resp.source == "team-store", resp.reason  # not the local fallback
+            return [h.path for h in resp.items]
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(pool.map(ask, range(60)))
+    assert all(a == expected for a in answers[0::2])
+    assert all(a == ["billing/invoices.py"] for a in answers[1::2])
