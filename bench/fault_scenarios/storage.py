@@ -60,12 +60,13 @@ def garbage_in_the_middle(workdir: Path) -> list[FaultResult]:
     rng = random.Random(5)
     repeats = 4
     honest = recovered = lost = 0
-    for _ in range(repeats):
+    for rep in range(repeats):
         size = db.stat().st_size
         with open(db, "r+b") as fh:
             fh.seek(rng.randrange(4096, size - 8192))
             fh.write(os.urandom(rng.choice([1024, 4096, 8192])))
-        outs = [run_nav(root, *q) for q in QUERIES]
+        # search loads the embedding model (slow to start): asked on the first round only
+        outs = [run_nav(root, *q) for q in QUERIES if q[0] != "search" or rep == 0]
         # then `nav index`: it must not report success over a damaged file
         index = run_nav(root, "index")
         ok = all(_honest(o) for o in outs) and index.returncode == 0 and _integrity(db) == "ok"
