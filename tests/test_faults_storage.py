@@ -201,9 +201,8 @@ def test_a_failed_reindex_on_a_full_disk_leaves_answers_that_say_so(tmp_path: Pa
                 while True:
                     fh.write(b"\0" * 65536)
                     fh.flush()
-            (root / "fresh.py").write_text(
-                "def brand_new_function():\n    return 1\n" + "# padding\n" * 20000, encoding="utf-8"
-            )
+            # the disk is full to the last byte: even this small file's rows cannot be written
+            (root / "fresh.py").write_text("def brand_new_function():\n    return 1\n", encoding="utf-8")
             with pytest.raises(StorageFullError, match="no space left"):
                 nav.index(only=["fresh.py"])
             old = nav.definitions("helper_3_1")

@@ -176,7 +176,7 @@ def disk_full_reindex(workdir: Path) -> list[FaultResult]:
                 while True:
                     fh.write(b"\0" * 65536)
                     fh.flush()
-            (root / "fresh.py").write_text("def brand_new_function():\n    return 1\n" + "# pad\n" * 20000)
+            (root / "fresh.py").write_text("def brand_new_function():\n    return 1\n")  # no byte left for it
             failed_clearly = False
             try:
                 nav.index(only=["fresh.py"])
