@@ -60,12 +60,13 @@ def garbage_in_the_middle(workdir: Path) -> list[FaultResult]:
     rng = random.Random(5)
     repeats = 4
     honest = recovered = lost = 0
-    for _ in range(repeats):
+    for rep in range(repeats):
         size = db.stat().st_size
         with open(db, "r+b") as fh:
             fh.seek(rng.randrange(4096, size - 8192))
             fh.write(os.urandom(rng.choice([1024, 4096, 8192])))
-        outs = [run_nav(root, *q) for q in QUERIES]
+        # search loads the embedding model (slow to start): asked on the first round only
+        outs = [run_nav(root, *q) for q in QUERIES if q[0] != "search" or rep == 0]
         # then `nav index`: it must not report success over a damaged file
         index = run_nav(root, "index")
         ok = all(_honest(o) for o in outs) and index.returncode == 0 and _integrity(db) == "ok"
@@ -175,7 +176,7 @@ def disk_full_reindex(workdir: Path) -> list[FaultResult]:
                 while True:
                     fh.write(b"\0" * 65536)
                     fh.flush()
-            (root / "fresh.py").write_text("def brand_new_function():\n    return 1\n" + "# pad\n" * 20000)
+            (root / "fresh.py").write_text("def brand_new_function():\n    return 1\n")  # no byte left for it
             failed_clearly = False
             try:
                 nav.index(only=["fresh.py"])
