@@ -252,7 +252,8 @@ class SentenceTransformerEmbedder:
         model = self._load()
         with bounded_threads(self._query_threads):
             vec = model.encode([text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-        return _normalize(vec)[0]
+        out: Vectors = _normalize(vec)[0]
+        return out
 
 
 class StaticEmbedder:
@@ -294,7 +295,8 @@ class StaticEmbedder:
         return _normalize(self._load().encode(list(texts), show_progress_bar=False))
 
     def embed_query(self, text: str) -> Vectors:
-        return _normalize(self._load().encode([text], show_progress_bar=False))[0]
+        out: Vectors = _normalize(self._load().encode([text], show_progress_bar=False))[0]
+        return out
 
 
 def load_embedder(
@@ -370,4 +372,5 @@ class FakeEmbedder:
         return _normalize(np.stack([self._one(t) for t in texts]))
 
     def embed_query(self, text: str) -> Vectors:
-        return _normalize(self._one(text))[0]
+        out: Vectors = _normalize(self._one(text))[0]
+        return out

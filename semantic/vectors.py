@@ -118,7 +118,7 @@ class VectorIndex:
         if n > self.approx_threshold:
             nlist = int(4 * np.sqrt(n))
             quantizer = faiss.IndexFlatIP(self.dim)
-            index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            index: Any = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
             sample = vecs[np.random.default_rng(0).choice(n, size=min(n, 64 * nlist), replace=False)]
             index.train(sample)
             index.nprobe = max(8, nlist // NPROBE_FRACTION)
@@ -159,9 +159,9 @@ class VectorIndex:
                 return []
             sel = faiss.IDSelectorBatch(np.asarray(allowed, dtype=np.int64))
             params = (
-                faiss.SearchParametersIVF(sel=sel, nprobe=self._index.nprobe)
+                faiss.SearchParametersIVF(sel=sel, nprobe=self._index.nprobe)  # type: ignore[call-arg]
                 if self._approx
-                else faiss.SearchParameters(sel=sel)
+                else faiss.SearchParameters(sel=sel)  # type: ignore[call-arg]
             )
         prev = faiss.omp_get_max_threads()
         with self._lock:
