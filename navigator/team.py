@@ -318,7 +318,9 @@ class TeamStore:
             try:
                 if self.pg.writable():
                     have = self.pg.vector_keys(model, keys)
-                    pushed = self.pg.push_vectors(model, self._read_cached(model, [k for k in keys if k not in have]))
+                    pushed = self.pg.push_vectors(
+                        model, self._read_cached(model, [k for k in keys if k not in have])
+                    )
                 else:
                     notes.append("team store is read-only for this role: locally embedded vectors not pushed")
             except StoreError as exc:
@@ -384,7 +386,14 @@ class TeamStore:
                     "publish with the default model (all-MiniLM-L6-v2)"
                 )
         result = self.pg.publish(repo=repo, sha=sha, branch=branch, model=model, files=files, vectors=vectors)
-        log.info("published %s@%s (%s) to %s: %d new chunks", repo, sha[:12], branch, self.safe_url, result.new_chunks)
+        log.info(
+            "published %s@%s (%s) to %s: %d new chunks",
+            repo,
+            sha[:12],
+            branch,
+            self.safe_url,
+            result.new_chunks,
+        )
         return PublishReport(
             repo=repo,
             commit=sha,
@@ -432,7 +441,9 @@ class TeamStore:
 
     # -- across repositories ---------------------------------------------------------------
 
-    def search(self, text: str, *, k: int = 10, languages: Sequence[str] | None = None) -> Response[SearchHit]:
+    def search(
+        self, text: str, *, k: int = 10, languages: Sequence[str] | None = None
+    ) -> Response[SearchHit]:
         """Search every published branch head: vectors (HNSW), full text and symbol names,
         fused by RRF with the local heuristics. Hits are :class:`TeamHit`."""
         t0 = time.perf_counter()
@@ -444,7 +455,9 @@ class TeamStore:
         legs: dict[str, list[str]] = {}
         # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
         want = 2 * DEPTH
-        legs["bm25"] = self.pg.text_leg(list(terms.words) + [i.lower() for i in terms.identifiers], limit=want)
+        legs["bm25"] = self.pg.text_leg(
+            list(terms.words) + [i.lower() for i in terms.identifiers], limit=want
+        )
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
         legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
@@ -459,7 +472,9 @@ class TeamStore:
         locs = self.pg.locate(keys)
         if languages:
             wanted = {lang.lower() for lang in languages}
-            locs = {key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in locs.items()}
+            locs = {
+                key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in locs.items()
+            }
         ids: dict[tuple[str, str, str], int] = {}
         by_id: dict[int, ChunkLoc] = {}
         meta: dict[int, ChunkMeta] = {}
@@ -472,7 +487,9 @@ class TeamStore:
                     if ident not in ids:
                         ids[ident] = len(ids)
                         by_id[ids[ident]] = loc
-                        meta[ids[ident]] = ChunkMeta(ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line)
+                        meta[ids[ident]] = ChunkMeta(
+                            ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line
+                        )
                     out.append(ids[ident])
             id_legs[leg] = out
         ranked = fuse(id_legs, meta, terms, limit=k)
@@ -508,7 +525,9 @@ class TeamStore:
         """Where ``name`` is defined in every published branch head (:class:`TeamSymbol` items)."""
         t0 = time.perf_counter()
         if not isinstance(name, str) or not name.strip():
-            raise UsageError(f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`")
+            raise UsageError(
+                f"a symbol name is required, got {name!r}; e.g. `createSalesOrder` or `Order.create`"
+            )
         self.pg.ensure_schema(write=False)
         found = self.pg.require_definitions(name.strip())
         items = tuple(

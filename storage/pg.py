@@ -642,7 +642,9 @@ class PgStore:
             "ORDER BY hash ON CONFLICT DO NOTHING"
         )
         # file versions: only new ones get their chunks and symbols written
-        cur.execute("CREATE TEMP TABLE s_files (key text, path text, blob text, language text) ON COMMIT DROP")
+        cur.execute(
+            "CREATE TEMP TABLE s_files (key text, path text, blob text, language text) ON COMMIT DROP"
+        )
         with cur.copy("COPY s_files FROM STDIN") as cp:
             for key, f in by_key.items():
                 cp.write_row((key, f.path, f.blob, f.language))
@@ -673,7 +675,16 @@ class PgStore:
                             (path_words, index_text((sym or "").replace(".", " ")), index_text(text))
                         )
                         cp.write_row(
-                            (ch.key, ch.content_hash, f.path, name, sym, _clean(ch.signature), text, tsv[:900_000])
+                            (
+                                ch.key,
+                                ch.content_hash,
+                                f.path,
+                                name,
+                                sym,
+                                _clean(ch.signature),
+                                text,
+                                tsv[:900_000],
+                            )
                         )
             cur.execute(
                 "INSERT INTO nav_chunks SELECT key, content_hash, path, name, symbol, signature, text, "
@@ -688,7 +699,9 @@ class PgStore:
                 for fk in new_files:
                     for i, ch in enumerate(by_key[fk].chunks):
                         cp.write_row((fk, i, ch.key, ch.start_line, ch.end_line))
-            cur.execute("INSERT INTO nav_file_chunks SELECT * FROM s_fc ORDER BY file, ord ON CONFLICT DO NOTHING")
+            cur.execute(
+                "INSERT INTO nav_file_chunks SELECT * FROM s_fc ORDER BY file, ord ON CONFLICT DO NOTHING"
+            )
             cur.execute(
                 "CREATE TEMP TABLE s_sym (file text, ord int, name text, qualified_name text, kind text,"
                 " line int, col int, end_line int, end_col int, signature text, container text,"
@@ -702,7 +715,9 @@ class PgStore:
                              s.name_span.start_col, s.span.end_line, s.span.end_col, _clean(s.signature),
                              _clean(s.container), _clean(s.docstring))
                         )  # fmt: skip
-            cur.execute("INSERT INTO nav_symbols SELECT * FROM s_sym ORDER BY file, ord ON CONFLICT DO NOTHING")
+            cur.execute(
+                "INSERT INTO nav_symbols SELECT * FROM s_sym ORDER BY file, ord ON CONFLICT DO NOTHING"
+            )
         new_vectors = self._insert_vectors(cur, model, vectors) if (vectors and model) else 0
         cur.execute("CREATE TEMP TABLE s_cf (file text) ON COMMIT DROP")
         with cur.copy("COPY s_cf FROM STDIN") as cp:
@@ -834,9 +849,16 @@ class PgStore:
                     commit=sha,
                     branch=branch,
                     definition=SymbolDef(
-                        name=n, qualified_name=qn, kind=kind, path=path, language=lang or "",
-                        span=Span(line, col, el, ec), name_span=Span(line, col, line, col + len(n)),
-                        signature=sig, container=cont, docstring=doc,
+                        name=n,
+                        qualified_name=qn,
+                        kind=kind,
+                        path=path,
+                        language=lang or "",
+                        span=Span(line, col, el, ec),
+                        name_span=Span(line, col, line, col + len(n)),
+                        signature=sig,
+                        container=cont,
+                        docstring=doc,
                     ),
                 )  # fmt: skip
             )

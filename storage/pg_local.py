@@ -105,7 +105,9 @@ class LocalPostgres:
             args, capture_output=True, text=True, timeout=timeout_s, env=env, cwd=str(self.base), **kwargs
         )
         if proc.returncode != 0:
-            raise PgLocalError(f"{Path(args[0]).name} failed ({proc.returncode}): {proc.stderr.strip()[-600:]}")
+            raise PgLocalError(
+                f"{Path(args[0]).name} failed ({proc.returncode}): {proc.stderr.strip()[-600:]}"
+            )
         return str(proc.stdout)
 
     def _chown(self, path: Path) -> None:
