@@ -196,9 +196,18 @@ def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
     return out
 
 
+def buffer_text(table: SymbolTable, path: str) -> str | None:
+    """The text an editor holds for ``path`` (root-relative), when the table carries editor
+    buffers (the optional ``text_of`` of ``nav lsp``'s overlay); None: read the disk."""
+    text_of = getattr(table, "text_of", None)
+    return text_of(path) if callable(text_of) else None
+
+
 def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
+    text = buffer_text(table, path)
     try:
-        text = (root / path).read_text(encoding="utf-8", errors="replace")
+        if text is None:
+            text = (root / path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read `{path}`: {exc}") from exc
     lines = text.splitlines()
@@ -242,6 +251,10 @@ class _Files:
         return p if p.is_absolute() else self.root / p
 
     def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines and not Path(path).is_absolute():
+            buffer = buffer_text(self.table, path)
+            if buffer is not None:
+                self._lines[path] = buffer.splitlines()
         if path not in self._lines:
             try:
                 self._lines[path] = self.absolute(path).read_text(encoding="utf-8", errors="replace").splitlines()
