@@ -134,7 +134,7 @@ def describe_invalid(method: str, message: dict[str, Any], exc: BaseException) -
         what, _, where = problem.rpartition(" @ ")
         path = where.removeprefix("$.").removeprefix("$")
         value = _at(message, path)
-        got = "missing" if value is _MISSING else f"got {shorten(value)}"
+        got = "missing" if value is _MISSING else f"got {shorten(json.dumps(value, default=repr))}"
         parts.append(f"{what or problem} at `{path or 'the message'}` ({got})")
     return f"{method}: invalid params: " + "; ".join(parts)
 
