@@ -271,6 +271,9 @@ class ServerPool:
                 session = await self._session(root.resolve(), language, deadline)
                 name = session.definition.name
                 if not session.ready.is_set():
+                    if session.definition.open_before_ready:
+                        session.sync_overlay()
+                        session.ensure_open(path)
                     await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
                     if session.exited.is_set():
                         raise ServerExited(f"{name} exited while loading (code {session.returncode})")
@@ -280,6 +283,8 @@ class ServerPool:
                 await (session.sync_files() if rescan else session.sync_pending())
                 session.sync_overlay()
                 session.ensure_open(path)
+                if not session.quiet.is_set():  # still loading the project: its answer would be partial
+                    await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
                 left = max(0.001, deadline - time.monotonic())
                 return RawAnswer(await session.request(method, params, timeout_s=left), server=name)
             except (_NoServer, _Backoff) as exc:
