@@ -51,6 +51,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
@@ -288,7 +289,7 @@ class NavLanguageServer(LanguageServer):
         return bool(caps and caps.window and caps.window.work_done_progress)
 
     @contextlib.asynccontextmanager
-    async def progress(self, title: str, message: str | None = None) -> Any:
+    async def work_progress(self, title: str, message: str | None = None) -> Any:
         """Work-done progress around a wait the editor should see (when it supports it)."""
         token: str | None = None
         if self.supports_progress():
@@ -631,7 +632,7 @@ async def _with_loading_progress(ls: NavLanguageServer, engine: RootEngine, lang
 
     if not language or server_key(language) is None:
         return await ls.run(ask)
-    async with ls.progress(f"nav: loading the {language} language server", str(engine.root)):
+    async with ls.work_progress(f"nav: loading the {language} language server", str(engine.root)):
         return await ls.run(ask)
 
 
@@ -869,11 +870,11 @@ async def _warm_up(ls: NavLanguageServer) -> None:
     for root in roots:
         engine = ls.engine_for_root(root)
         if engine.remote is not None or engine.local.refresh:
-            async with ls.progress("nav: indexing", str(root)) as report:
-                await ls.run(lambda engine=engine, report=report: _index(engine, report))
+            async with ls.work_progress("nav: indexing", str(root)) as report:
+                await ls.run(partial(_index, engine, report))
         await ls.run(engine.start_watching)
         try:
-            languages = await ls.run(lambda engine=engine: engine.local.store.stats().languages)
+            languages: dict[str, int] = await ls.run(partial(_languages, engine))
         except NavError as err:
             ls.say_once("index", f"{root}: {err}")
             continue
@@ -882,12 +883,17 @@ async def _warm_up(ls: NavLanguageServer) -> None:
             info = ls.pool.session_info(root, language)
             if info is not None:
                 continue
-            async with ls.progress(f"nav: loading the {language} language server", str(root)):
-                ready = await ls.run(lambda r=root, lang=language: ls.pool.warm(r, lang, deadline_s=120.0))
+            async with ls.work_progress(f"nav: loading the {language} language server", str(root)):
+                ready = await ls.run(partial(ls.pool.warm, root, language, deadline_s=120.0))
             if not ready:
                 log.info("the %s server for %s is not available", language, root)
         if engine.remote is not None:
             asyncio.ensure_future(_embedding_progress(ls, engine))
+
+
+def _languages(engine: RootEngine) -> dict[str, int]:
+    languages: dict[str, int] = engine.local.store.stats().languages
+    return languages
 
 
 def _index(engine: RootEngine, report: Callable[[str, int | None], None]) -> None:
@@ -910,7 +916,7 @@ async def _embedding_progress(ls: NavLanguageServer, engine: RootEngine, *, ever
     vectors = (status or {}).get("vectors")
     if not vectors or vectors.split("/")[0] == vectors.split("/")[1]:
         return
-    async with ls.progress("nav: embedding code for search", str(engine.root)) as report:
+    async with ls.work_progress("nav: embedding code for search", str(engine.root)) as report:
         for _ in range(3600):
             status = await ls.run(engine.remote.daemon_status)
             vectors = (status or {}).get("vectors") or ""

@@ -126,7 +126,7 @@ def describe_invalid(method: str, message: dict[str, Any], exc: BaseException) -
     """``textDocument/definition: invalid params: expected int at params.position.line
     (got "abc")`` — the field and the bad value, shortened."""
     try:
-        problems = cattrs.transform_error(exc, path="$")  # type: ignore[arg-type]
+        problems = cattrs.transform_error(exc, path="$")
     except Exception:  # noqa: BLE001 - describing must never fail; fall back to the exception
         problems = [str(exc)]
     parts = []
@@ -192,7 +192,7 @@ class NavProtocol(LanguageServerProtocol):
                         self.show_log(text)
                     return
         try:
-            self._procedure_handler(self._deserialize_message(message))
+            self._procedure_handler(self._deserialize_message(message))  # type: ignore[no-untyped-call]
         except JsonRpcException as exc:
             if is_request:
                 self._reply_error(message.get("id"), exc.code, exc.message)
@@ -205,7 +205,7 @@ class NavProtocol(LanguageServerProtocol):
         self.notify("window/logMessage", {"type": 2, "message": f"nav: {text}"})
 
     def _reply_error(self, msg_id: Any, code: int, message: str) -> None:
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})  # type: ignore[no-untyped-call]
 
     def _execute_request(self, msg_id: Any, handler: Any, params: Any) -> None:
         if asyncio.iscoroutinefunction(handler):
@@ -227,14 +227,14 @@ class NavProtocol(LanguageServerProtocol):
             if exc is None:
                 result = future.result()
                 if isinstance(result, Raw):
-                    self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.value})
+                    self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.value})  # type: ignore[no-untyped-call]
                 else:
-                    self._send_response(msg_id, result=result)  # type: ignore[no-untyped-call]
+                    self._send_response(msg_id, result=result)
             elif isinstance(exc, JsonRpcException):
                 error: dict[str, Any] = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     error["data"] = exc.data
-                self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+                self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})  # type: ignore[no-untyped-call]
             else:
                 log.error("internal error answering %s", msg_id, exc_info=exc)
                 self._reply_error(msg_id, -32603, f"internal error: {type(exc).__name__}: {shorten(str(exc))}")
