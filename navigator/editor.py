@@ -22,7 +22,9 @@ Live buffers: ``didOpen``/``didChange`` (full or incremental)/``didSave``/``didC
 managed servers get the buffer's text (versioned didOpen/didChange, pushed 100 ms after the
 last keystroke and always before a request), and nav's own answers for an open file come
 from the buffer: its outline, the symbols and syntax references the exact leg uses, and
-the workspace/symbol hits in it. Closing the buffer returns to the disk's view.
+the workspace/symbol hits in it. The buffer is parsed (the indexer's tree-sitter code) when
+it is pushed, i.e. debounced, and a request that comes first parses it itself; either way
+once per version. Closing the buffer returns to the disk's view.
 
 Where this runs, and why. The buffers live in this process, one per editor connection,
 and so do the language servers that see them: a server holds one text per document, so a
@@ -335,7 +337,10 @@ class NavLanguageServer(LanguageServer):
             engine, rel = self.locate(uri)
         except NavError:
             return
-        self.pool.set_buffer(engine.root, str(engine.root / rel), engine.buffers.text_of(rel))
+        text = engine.buffers.text_of(rel)
+        self.pool.set_buffer(engine.root, str(engine.root / rel), text)
+        if text is not None:  # parse now, off the loop, so the next request finds it done
+            self.executor.submit(engine.buffers.parsed, rel)
 
     def flush_pushes(self) -> None:
         for uri in list(self._pushes):
