@@ -30,7 +30,7 @@ from typing import Any, Literal
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of
 
-__all__ = ["Operation", "Position", "Location", "LspAnswer", "ServerPool"]
+__all__ = ["Operation", "Position", "Location", "LspAnswer", "RawAnswer", "ServerPool"]
 
 log = logging.getLogger("nav.lsp")
 
@@ -88,6 +88,17 @@ class LspAnswer:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True, slots=True)
+class RawAnswer:
+    """The server's own result for a request sent as is (:meth:`ServerPool.request`)."""
+
+    result: Any = None
+    complete: bool = True
+    reason: str | None = None
+    server: str | None = None
+    answered: bool = True
+
+
 class _NoServer(Exception):
     pass
 
@@ -117,6 +128,8 @@ class ServerPool:
         self._starting: dict[tuple[Path, str], asyncio.Task[ServerSession]] = {}
         self._crashes: dict[tuple[Path, str], _Crashes] = {}
         self._background: set[asyncio.Future[None]] = set()
+        self._overlays: dict[Path, dict[str, str]] = {}
+        """Per root: editor buffers (absolute path -> text) the servers see instead of the disk."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -217,6 +230,81 @@ class ServerPool:
                     task.add_done_callback(self._background.discard)
 
         loop.call_soon_threadsafe(mark)
+
+    def set_buffer(self, root: Path, path: str | Path, text: str | None) -> None:
+        """An editor holds ``path`` (absolute, under ``root``) open with ``text``; None: closed,
+        back to the disk. Returns at once: ready servers of the file's language are sent the
+        text now (didOpen, then didChange with a new version), others when they are ready.
+        Only this pool's servers see it: another process's servers (the daemon's) keep the
+        disk's view."""
+        root = root.resolve()
+        key = str(path)
+
+        def mark() -> None:
+            overlay = self._overlays.setdefault(root, {})
+            if text is None:
+                overlay.pop(key, None)
+            else:
+                overlay[key] = text
+            for (session_root, _), session in self._sessions.items():
+                if session_root == root and session.ready.is_set() and session.alive:
+                    session.sync_overlay()
+
+        self._ensure_loop().call_soon_threadsafe(mark)
+
+    def request(
+        self,
+        root: Path,
+        language: str,
+        method: str,
+        params: Any,
+        *,
+        path: str,
+        capability: str,
+        deadline_s: float,
+        rescan: bool = True,
+    ) -> RawAnswer:
+        """Send ``method`` with ``params`` as they are to the server for ``language`` (after
+        it is ready, ``path`` open, changed files and editor buffers told), and return its
+        own result: for requests nav has no verb of its own for (declaration, type
+        hierarchy, call-hierarchy items an editor passes back...)."""
+        deadline = time.monotonic() + deadline_s
+
+        async def go() -> RawAnswer:
+            name: str | None = None
+            try:
+                session = await self._session(root.resolve(), language, deadline)
+                name = session.definition.name
+                if not session.ready.is_set():
+                    if session.definition.open_before_ready:
+                        session.sync_overlay()
+                        session.ensure_open(path)
+                    await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
+                    if session.exited.is_set():
+                        raise ServerExited(f"{name} exited while loading (code {session.returncode})")
+                if not session.supports(capability):
+                    return RawAnswer(complete=False, reason=f"{name} does not support {method}", server=name,
+                                     answered=False)  # fmt: skip
+                await (session.sync_files() if rescan else session.sync_pending())
+                session.sync_overlay()
+                session.ensure_open(path)
+                if not session.quiet.is_set():  # still loading the project: its answer would be partial
+                    await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
+                left = max(0.001, deadline - time.monotonic())
+                return RawAnswer(await session.request(method, params, timeout_s=left), server=name)
+            except (_NoServer, _Backoff) as exc:
+                return RawAnswer(complete=False, reason=str(exc), server=name, answered=False)
+            except TimeoutError:
+                why = "deadline reached while the server was starting" if name is None else "deadline reached"
+                return RawAnswer(complete=False, reason=why, server=name, answered=False)
+            except (ServerExited, RequestFailed, OSError) as exc:
+                return RawAnswer(complete=False, reason=str(exc), server=name, answered=False)
+
+        try:
+            answer: RawAnswer = self._call(go(), deadline_s + 15.0)
+            return answer
+        except FutureTimeout:
+            return RawAnswer(complete=False, reason="deadline reached", answered=False)
 
     async def _flush(self, session: ServerSession) -> None:
         try:
@@ -345,6 +433,7 @@ class ServerPool:
             if why is not None:
                 raise _NoServer(why)
             session = ServerSession(definition, binary, root)
+            session.overlay = self._overlays.setdefault(root, {})
             try:
                 await asyncio.wait_for(session.start(), self.start_timeout_s)
             except BaseException:
@@ -431,6 +520,7 @@ class ServerPool:
             await session.sync_files()
         else:
             await session.sync_pending()
+        session.sync_overlay()
         if not session.quiet.is_set():
             try:
                 await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))

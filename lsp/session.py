@@ -110,6 +110,11 @@ class ServerSession:
         self.last_message: str | None = None
         """The server's latest progress or log line (what it is loading)."""
 
+        self.overlay: dict[str, str] = {}
+        """Editor buffers (absolute path -> text) that stand in for the disk; the pool shares one
+        dict per root with its sessions (:meth:`ServerPool.set_buffer`)."""
+        self._overlay_sent: dict[str, str] = {}
+
     # -- lifecycle -------------------------------------------------------------------------
 
     @property
@@ -508,7 +513,31 @@ class ServerSession:
         if path not in self._opened:
             self._send_open(path)
 
+    def sync_overlay(self) -> int:
+        """Send the editor buffers this server has not seen yet (didOpen, or didChange with a
+        new version), and the disk's text again for buffers that were closed. Returns how many
+        documents were sent. Cheap when nothing changed (a dict walk)."""
+        if self._handler is None or self.exited.is_set():
+            return 0
+        exts = self.definition.extensions
+        sent = 0
+        for path, text in list(self.overlay.items()):
+            if self._overlay_sent.get(path) is text or os.path.splitext(path)[1].lower() not in exts:
+                continue
+            self._overlay_sent[path] = text
+            self._send_change(path) if path in self._opened else self._send_open(path)
+            sent += 1
+        for path in [p for p in self._overlay_sent if p not in self.overlay]:
+            del self._overlay_sent[path]  # closed in the editor: back to the disk's text
+            if path in self._opened:
+                self._send_change(path)
+                sent += 1
+        return sent
+
     def _read(self, path: str) -> str | None:
+        buffer = self.overlay.get(path)
+        if buffer is not None:
+            return buffer
         try:
             with open(path, encoding="utf-8", errors="replace", newline="") as fh:
                 return fh.read()

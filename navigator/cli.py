@@ -567,12 +567,9 @@ def lsp(obj: Ctx) -> None:
     """Serve nav as a language server over stdio, for editors (workspace/symbol, definition, ...)."""
     from navigator.editor import serve_stdio
 
-    if obj.use_daemon:  # share the root's warm daemon (servers, model) with the CLI and agents
-        from navigator.client import DaemonClient
-
-        serve_stdio(DaemonClient)
-    else:
-        serve_stdio()
+    # the index and model come from the root's daemon (shared with the CLI and agents); the
+    # language servers that see the editor's unsaved buffers run in this process
+    serve_stdio(use_daemon=obj.use_daemon)
 
 
 @main.command()

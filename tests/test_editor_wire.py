@@ -1,0 +1,206 @@
+"""`nav lsp` under bad input, over raw stdio frames against a real `nav lsp` process:
+every request gets a reply, a bad frame is skipped, message size is bounded (issue 8 §4)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from navigator.editor_rpc import BadFrame, describe_invalid, read_messages
+
+WORKSPACE = Path(__file__).parent / "workspaces" / "python"
+WAIT_S = 30.0
+
+
+def frame(obj: Any) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class RawClient:
+    """Writes bytes to `nav lsp`'s stdin; reads its framed replies on a thread."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NAV_NO_DAEMON": "1"},
+        )
+        self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                if not line.strip():
+                    break
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert length is not None
+            self.messages.put(json.loads(out.read(length)))
+
+    def send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def wait(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first message matching ``pred`` (others are dropped); fails after WAIT_S."""
+        while True:
+            try:
+                msg = self.messages.get(timeout=WAIT_S)
+            except queue.Empty:
+                raise AssertionError(f"no matching message within {WAIT_S}s") from None
+            if msg is None:
+                raise AssertionError(f"nav lsp exited: {self.proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            if pred(msg):
+                return msg
+
+    def reply(self, msg_id: Any) -> dict[str, Any]:
+        return self.wait(lambda m: "method" not in m and m.get("id") == msg_id)
+
+    def close(self) -> None:
+        self.send(frame({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}))
+        self.reply("bye")
+        self.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        try:
+            assert self.proc.wait(timeout=WAIT_S) == 0
+        finally:
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
+    root = tmp_path_factory.mktemp("wire") / "ws"
+    shutil.copytree(WORKSPACE, root)
+    c = RawClient(root)
+    c.send(frame({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}}))  # fmt: skip
+    assert "result" in c.reply(0)
+    c.uri = (root / "orders" / "service.py").as_uri()  # type: ignore[attr-defined]
+    yield c
+    c.close()
+
+
+def definition(msg_id: int, uri: str, position: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/definition",
+            "params": {"textDocument": {"uri": uri}, "position": position}}  # fmt: skip
+
+
+def alive(client: RawClient, msg_id: int) -> None:
+    client.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": "nav/status", "params": {}}))
+    assert "result" in client.reply(msg_id)
+
+
+def test_negative_line_gets_invalid_params_naming_it(client: RawClient) -> None:
+    client.send(frame(definition(1, client.uri, {"line": -1, "character": 0})))  # type: ignore[attr-defined]
+    error = client.reply(1)["error"]
+    assert error["code"] == -32602
+    assert "params.position" in error["message"] and '"line": -1' in error["message"]
+
+
+def test_string_line_gets_invalid_params_naming_it(client: RawClient) -> None:
+    client.send(frame(definition(2, client.uri, {"line": "abc", "character": 0})))  # type: ignore[attr-defined]
+    error = client.reply(2)["error"]
+    assert error["code"] == -32602
+    assert "params.position.line" in error["message"] and '"abc"' in error["message"]
+
+
+def test_missing_params_gets_invalid_params(client: RawClient) -> None:
+    client.send(frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/references"}))
+    error = client.reply(3)["error"]
+    assert error["code"] == -32602 and "`params`" in error["message"] and "missing" in error["message"]
+
+
+def test_a_huge_bad_value_is_echoed_shortened(client: RawClient) -> None:
+    client.send(frame(definition(4, client.uri, {"line": "x" * 100_000, "character": 0})))  # type: ignore[attr-defined]
+    error = client.reply(4)["error"]
+    assert error["code"] == -32602 and len(error["message"]) < 400
+
+
+def test_bad_content_length_is_skipped_and_the_next_request_answered(client: RawClient) -> None:
+    client.send(b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0", "id": 5, "method": "nav/status"}')
+    error = client.wait(lambda m: m.get("id") is None and "error" in m)["error"]
+    assert error["code"] == -32700 and "`abc`" in error["message"]
+    alive(client, 6)
+
+
+def test_non_json_body_is_a_parse_error_and_the_server_keeps_answering(client: RawClient) -> None:
+    client.send(b"Content-Length: 9\r\n\r\nnot json!")
+    error = client.wait(lambda m: m.get("id") is None and "error" in m)["error"]
+    assert error["code"] == -32700 and "not JSON" in error["message"]
+    alive(client, 7)
+
+
+def test_an_enormous_content_length_is_refused_without_allocating_it(client: RawClient) -> None:
+    client.send(b'Content-Length: 99999999999\r\n\r\n{"jsonrpc": "2.0", "id": 8, "method": "nav/status"}')
+    error = client.wait(lambda m: m.get("id") is None and "error" in m)["error"]
+    assert error["code"] == -32700 and "over the limit" in error["message"]
+    alive(client, 9)
+    assert client.proc.poll() is None
+
+
+def test_unknown_method_gets_method_not_found(client: RawClient) -> None:
+    client.send(frame({"jsonrpc": "2.0", "id": 10, "method": "textDocument/noSuchThing", "params": {}}))
+    assert client.reply(10)["error"]["code"] == -32601
+
+
+# -- the frame reader alone (pure) ----------------------------------------------------------
+
+
+def test_read_messages_resynchronises_after_bad_frames() -> None:
+    data = (
+        b"Content-Length: abc\r\n\r\n{}"
+        + frame({"a": 1})
+        + b"Content-Length: 99999999999\r\n\r\n{}"
+        + b"\r\n"
+        + frame([1])
+        + b"X-Nothing\r\n\r\n"
+        + frame("tail")
+    )
+    got = list(read_messages(io.BytesIO(data), max_bytes=1000))
+    kinds = [type(g).__name__ if isinstance(g, BadFrame) else json.loads(g) for g in got]
+    assert kinds == ["BadFrame", {"a": 1}, "BadFrame", [1], "BadFrame", "tail"]
+
+
+def test_read_messages_stops_at_a_truncated_body() -> None:
+    assert list(read_messages(io.BytesIO(b"Content-Length: 50\r\n\r\n{}"))) == []
+
+
+def test_describe_invalid_names_field_and_value() -> None:
+    import cattrs
+    from lsprotocol import types
+    from pygls.protocol import default_converter
+
+    msg = definition(1, "file:///x.py", {"line": "abc", "character": 0})
+    with pytest.raises(cattrs.ClassValidationError) as info:
+        default_converter().structure(msg, types.TextDocumentDefinitionRequest)
+    text = describe_invalid("textDocument/definition", msg, info.value)
+    assert text == (
+        "textDocument/definition: invalid params: invalid value for type, expected int "
+        'at `params.position.line` (got "abc")'
+    )

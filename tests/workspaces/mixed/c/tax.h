@@ -1,0 +1,6 @@
+#ifndef TAX_H
+#define TAX_H
+
+int tax_for(int cents);
+
+#endif
