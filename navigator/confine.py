@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from storage.errors import OutsideRootError
+from storage.errors import OutsideRootError, shorten
 
 __all__ = ["confine", "is_inside", "open_inside", "read_inside", "read_text_inside", "shown"]
 
@@ -22,17 +22,9 @@ SHOWN_CHARS = 100
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """``value`` as text for a message: control characters escaped, at most ``limit`` characters."""
-    text = (
-        value
-        if isinstance(value, str)
-        else os.fspath(value)
-        if isinstance(value, os.PathLike)
-        else str(value)
-    )
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``value`` (a path or text) for a message: :func:`storage.errors.shorten` of its text."""
+    text = os.fsdecode(value) if isinstance(value, (bytes, os.PathLike)) else value if isinstance(value, str) else str(value)
+    return shorten(text, limit)
 
 
 def _real_root(root: Path | str) -> str:

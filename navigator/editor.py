@@ -68,7 +68,7 @@ from navigator.editor_buffers import Buffers, BufferTable, LineMap
 from navigator.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
 from navigator.results import Hit, Symbol, to_data
 from semantic.languages import detect_language
-from storage.errors import NavError, UsageError
+from storage.errors import NavError, OutsideRootError, UsageError
 
 log = logging.getLogger("nav.editor")
 
@@ -264,9 +264,9 @@ class NavLanguageServer(LanguageServer):
             if inside and (best is None or len(root.parts) > len(best.parts)):
                 best = root
         if best is None:
-            raise UsageError(
-                f"`{shorten(str(path))}` is outside the workspace ({', '.join(map(str, self.folders()))}); "
-                "nav only answers for its workspace folders"
+            raise OutsideRootError(
+                f"`{shorten(uri)}` is outside the root of every workspace folder "
+                f"({shorten(', '.join(map(str, self.folders())))}); nav only reads files inside them"
             )
         return self.engine_for_root(best), confine(best, path, given_as=uri)  # the one check every front end uses
 

@@ -35,6 +35,8 @@ import cattrs
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.protocol import LanguageServerProtocol
 
+from storage import errors
+
 log = logging.getLogger("nav.editor")
 
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
@@ -49,9 +51,8 @@ INVALID_PARAMS = -32602
 
 
 def shorten(value: object, limit: int = SHOWN) -> str:
-    """``repr``-like text of ``value``, at most ``limit`` characters (with an ellipsis)."""
-    text = value if isinstance(value, str) else json.dumps(value, default=repr)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """JSON-like text of ``value`` for a message, shortened by :func:`storage.errors.shorten`."""
+    return errors.shorten(value if isinstance(value, str) else json.dumps(value, default=repr), limit)
 
 
 @dataclass(frozen=True, slots=True)
