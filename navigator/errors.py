@@ -13,7 +13,12 @@
     │   ├── IndexBusyError    another process holds the index's write lock
     │   ├── IndexDamagedError the database is corrupt; `nav index` rebuilds it
     │   ├── IndexReadOnlyError the index cannot be written (read-only); queries still read it
-    │   └── StorageFullError  the disk is full; the write was rolled back
+    │   ├── StorageFullError  the disk is full; the write was rolled back
+    │   └── StoreError        the team store (PostgreSQL) refused or failed a request
+    │       ├── StoreUnavailableError  cannot be reached
+    │       ├── StoreAuthError         refused the credentials
+    │       ├── StoreReadOnlyError     a read-only role asked to publish
+    │       └── StoreSchemaError       no nav schema / no ``vector`` extension / a newer schema
     ├── ServerError           a language server failed (exit 6)
     ├── DeadlineError         a bounded operation ran out of time (exit 7)
     └── ModelError            the embedding model cannot be loaded offline (exit 8)
@@ -35,6 +40,11 @@ from storage.errors import (
     ServerError,
     StorageError,
     StorageFullError,
+    StoreAuthError,
+    StoreError,
+    StoreReadOnlyError,
+    StoreSchemaError,
+    StoreUnavailableError,
     SymbolNotFoundError,
     UnsafeIndexDirError,
     UsageError,
@@ -54,6 +64,11 @@ __all__ = [
     "ServerError",
     "StorageError",
     "StorageFullError",
+    "StoreAuthError",
+    "StoreError",
+    "StoreReadOnlyError",
+    "StoreSchemaError",
+    "StoreUnavailableError",
     "SymbolNotFoundError",
     "UnsafeIndexDirError",
     "UsageError",

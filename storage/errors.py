@@ -135,6 +135,26 @@ class StorageFullError(StorageError):
     """The disk (or a file-size limit) is full: the write was rolled back."""
 
 
+class StoreError(StorageError):
+    """The team store refused or failed a request (the message says which store and why)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The team store cannot be reached (down, wrong host or port, network)."""
+
+
+class StoreAuthError(StoreError):
+    """The team store refused the credentials."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The role may read the team store but this needs write access (publishing)."""
+
+
+class StoreSchemaError(StoreError):
+    """The database lacks nav's schema or the ``vector`` extension, or is from a newer nav."""
+
+
 class ServerError(NavError):
     """A language server failed to start or answer."""
 

@@ -41,7 +41,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from storage.errors import StorageError, SymbolNotFoundError, UsageError
+from storage.errors import (
+    StoreAuthError,
+    StoreError,
+    StoreReadOnlyError,
+    StoreSchemaError,
+    StoreUnavailableError,
+    SymbolNotFoundError,
+    UsageError,
+)
 from storage.model import SymbolDef
 from storage.redact import redact, redact_url
 from storage.tokens import index_text
@@ -74,26 +82,6 @@ Vectors = npt.NDArray[np.float32]
 
 
 # -- errors ------------------------------------------------------------------------------------
-
-
-class StoreError(StorageError):
-    """The team store refused or failed a request (the message says which store and why)."""
-
-
-class StoreUnavailableError(StoreError):
-    """The team store cannot be reached (down, wrong host or port, network)."""
-
-
-class StoreAuthError(StoreError):
-    """The team store refused the credentials."""
-
-
-class StoreReadOnlyError(StoreError):
-    """The role may read the team store but this needs write access (publishing)."""
-
-
-class StoreSchemaError(StoreError):
-    """The database lacks nav's schema or the ``vector`` extension, or is from a newer nav."""
 
 
 # -- redaction: storage.redact ------------------------------------------------------------
