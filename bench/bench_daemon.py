@@ -30,9 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from navigator.client import DaemonClient  # noqa: E402
+from navigator.frontends.client import DaemonClient  # noqa: E402
 
-NAV = [sys.executable, "-m", "navigator.entry"]  # what the `nav` console script runs
+NAV = [sys.executable, "-m", "navigator.frontends.entry"]  # what the `nav` console script runs
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:

@@ -1,7 +1,7 @@
 """Human output of the CLI, as plain functions with no click import.
 
-Shared by the click commands (``navigator.cli``) and the daemon fast path
-(``navigator.entry``), so both print the same lines. Colour is ANSI, on only when
+Shared by the click commands (``navigator.frontends.cli``) and the daemon fast path
+(``navigator.frontends.entry``), so both print the same lines. Colour is ANSI, on only when
 asked (the click side always asks and lets ``click.echo`` strip it off a terminal).
 """
 

@@ -4,7 +4,7 @@
 agents run most, and against a warm daemon most of its time is Python start-up and
 imports; click alone is ~50 ms of it. These exact shapes are answered here through the
 daemon client, with the same output, messages and exit codes as the click commands
-(both print through :mod:`navigator.display`). Anything else — another option, help,
+(both print through :mod:`navigator.frontends.display`). Anything else — another option, help,
 ``--no-daemon`` or ``NAV_NO_DAEMON=1`` — goes to the click CLI unchanged.
 """
 
@@ -44,8 +44,8 @@ def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
 
 
 def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
-    from navigator import display
-    from navigator.client import DaemonClient
+    from navigator.frontends import display
+    from navigator.frontends.client import DaemonClient
     from navigator.paths import find_root
     from navigator.results import to_json
     from storage.errors import NavError
@@ -102,7 +102,7 @@ def run() -> None:  # pragma: no cover - console-script entry; tested through su
         if not daemon_possible(Path(parsed[0]) if parsed[0] else find_root(Path.cwd())):
             parsed = None  # no daemon can live in a read-only .nav: the click CLI runs in-process
     if parsed is None:
-        from navigator.cli import run as click_run
+        from navigator.frontends.cli import run as click_run
 
         click_run()
         return

@@ -10,7 +10,7 @@ before it binds the socket, so of two daemons started at once one serves and the
 other exits; a socket left behind by a killed daemon is removed by the next one.
 The starter learns the outcome from a pipe (``ready`` / ``busy``), never by sleeping.
 
-Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.daemon
+Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.frontends.daemon
 ROOT`` runs one in the foreground.
 """
 
@@ -32,15 +32,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import (
-    DaemonPaths,
-    daemon_paths,
-    ensure_nav_dir,
-    ensure_socket_dir,
-    flock_within,
-    open_private,
-)
-from navigator.wire import (
+from navigator.frontends.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -51,6 +43,14 @@ from navigator.wire import (
     dumps,
     encode,
     loads,
+)
+from navigator.paths import (
+    DaemonPaths,
+    daemon_paths,
+    ensure_nav_dir,
+    ensure_socket_dir,
+    flock_within,
+    open_private,
 )
 from storage.errors import NavError, shorten
 
@@ -759,7 +759,9 @@ def early_pool(root: Path, index_db: Path) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m navigator.daemon", description="Run nav's daemon for ROOT.")
+    ap = argparse.ArgumentParser(
+        prog="python -m navigator.frontends.daemon", description="Run nav's daemon for ROOT."
+    )
     ap.add_argument("root", type=Path)
     ap.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S)
     ap.add_argument("--no-watch", action="store_true")

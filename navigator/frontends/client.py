@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from navigator.frontends.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from navigator.paths import daemon_paths, ensure_nav_dir, ensure_socket_dir, flock_within, open_private
-from navigator.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from storage import errors as nav_errors
 from storage.errors import NavError, ServerError, shorten
 
@@ -42,7 +42,7 @@ def start_daemon(
     ensure_nav_dir(paths.nav_dir)
     r, w = os.pipe()
     os.set_inheritable(w, True)
-    cmd = [sys.executable, "-m", "navigator.daemon", str(root), "--ready-fd", str(w)]
+    cmd = [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--ready-fd", str(w)]
     if idle_timeout_s is not None:
         cmd += ["--idle-timeout", str(idle_timeout_s)]
     env = {**os.environ, "PYTHONPATH": _package_parent() + os.pathsep + os.environ.get("PYTHONPATH", "")}
