@@ -121,7 +121,6 @@ def test_engine_imports_point_one_way() -> None:
     assert cycle is None, "import cycle among navigator's engine modules: " + " -> ".join(cycle or [])
 
 
-@pytest.mark.xfail(strict=True, reason="api <-> exact/find/team under TYPE_CHECKING; fixed next")
 def test_engine_has_no_type_checking_cycles() -> None:
     cycle = _cycle(_graph(type_checking=True))
     assert cycle is None, "import cycle (through TYPE_CHECKING imports): " + " -> ".join(cycle or [])
