@@ -130,6 +130,31 @@ def _raise_remote(error: Any) -> None:
     raise ServerError(f"daemon: {message}")
 
 
+def read_reply(method: str, line: bytes) -> Any:
+    """Read one reply line, trusting nothing: a daemon (or whatever answers on the socket)
+    that sends too much, bad JSON or the wrong shape gets a clear error, not a traceback."""
+    if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
+        raise ServerError(f"nav's daemon sent a reply to `{method}` larger than {MAX_REPLY_BYTES:,} bytes")
+    try:
+        reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
+    except WireError as exc:
+        raise ServerError(f"nav's daemon sent an unreadable reply to `{method}`: {exc.message}") from None
+    if not isinstance(reply, dict) or ("error" not in reply and "result" not in reply):
+        raise ServerError(f"nav's daemon sent an unexpected reply to `{method}`: {shorten(reply)}")
+    if "error" in reply:
+        _raise_remote(reply["error"])
+    result = reply["result"]
+    if not isinstance(result, dict):
+        raise ServerError(f"nav's daemon sent an unexpected result for `{method}`: {shorten(result)}")
+    try:
+        return decode(result)
+    except (TypeError, ValueError, KeyError, AttributeError, ImportError) as exc:
+        raise ServerError(
+            f"nav's daemon sent a result for `{method}` this nav cannot read ({type(exc).__name__}: "
+            f"{shorten(str(exc))}); restart it with `nav daemon stop`"
+        ) from None
+
+
 class DaemonClient:
     """Talks JSON-RPC 2.0 to the root's daemon over its Unix socket."""
 
@@ -275,29 +300,9 @@ class DaemonClient:
         return self._reply(method, line)
 
     def _reply(self, method: str, line: bytes) -> Any:
-        """Read one reply line, trusting nothing: a daemon (or whatever answers on the socket)
-        that sends too much, bad JSON or the wrong shape gets a clear error, not a traceback."""
         if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
             self.close()  # the rest of that line is still in the socket: this connection is done
-            raise ServerError(f"nav's daemon sent a reply to `{method}` larger than {MAX_REPLY_BYTES:,} bytes")
-        try:
-            reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
-        except WireError as exc:
-            raise ServerError(f"nav's daemon sent an unreadable reply to `{method}`: {exc.message}") from None
-        if not isinstance(reply, dict) or ("error" not in reply and "result" not in reply):
-            raise ServerError(f"nav's daemon sent an unexpected reply to `{method}`: {shorten(reply)}")
-        if "error" in reply:
-            _raise_remote(reply["error"])
-        result = reply["result"]
-        if not isinstance(result, dict):
-            raise ServerError(f"nav's daemon sent an unexpected result for `{method}`: {shorten(result)}")
-        try:
-            return decode(result)
-        except (TypeError, ValueError, KeyError, AttributeError, ImportError) as exc:
-            raise ServerError(
-                f"nav's daemon sent a result for `{method}` this nav cannot read ({type(exc).__name__}: "
-                f"{shorten(str(exc))}); restart it with `nav daemon stop`"
-            ) from None
+        return read_reply(method, line)
 
     # -- the Navigator's verbs -------------------------------------------------------------
 

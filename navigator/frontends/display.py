@@ -8,10 +8,13 @@ asked (the click side always asks and lets ``click.echo`` strip it off a termina
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import Any
 
-from navigator.paths import printable
+from navigator.printing import printable
+
+TYPE_CHECKING = False  # not typing's: the console script's fast path prints through this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 _FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36, "bright_black": 90}
 
