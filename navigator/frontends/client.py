@@ -170,7 +170,9 @@ class DaemonClient:
             self.root = Path(root).resolve()
             is_dir = self.root.is_dir()
         except OSError as exc:  # e.g. a name longer than the file system allows
-            raise nav_errors.UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
+            raise nav_errors.UsageError(
+                f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}"
+            ) from None
         if not is_dir:
             raise nav_errors.UsageError(
                 f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder"
