@@ -16,10 +16,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from navigator import paths
 from navigator.frontends import client as client_mod
-from navigator.frontends import entry, wire
+from navigator.frontends import entry, fastjson, wire
 from navigator.frontends.client import DaemonClient
 from navigator.results import Hit, Response, Symbol
 
@@ -53,6 +55,39 @@ def test_the_copied_constants_and_fields_equal_the_engines() -> None:
     assert tuple(f.name for f in dataclasses.fields(Response)) == entry._RESPONSE
     for cls in (Symbol, Hit):
         assert entry._ITEMS[wire.type_tag(cls)] == tuple(f.name for f in dataclasses.fields(cls))
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),  # lone surrogates included, as in file names that are not UTF-8
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_fastjson_is_json(value: object) -> None:
+    for ensure_ascii in (True, False):
+        text = fastjson.dumps(value, ensure_ascii=ensure_ascii, allow_nan=False)
+        assert text == json.dumps(value, ensure_ascii=ensure_ascii, allow_nan=False)
+    raw = json.dumps(value).encode("ascii")
+    assert fastjson.loads(raw) == json.loads(raw)
+    assert fastjson.loads(b" \n" + raw + b"\r\n") == json.loads(raw)
+
+
+@pytest.mark.parametrize(
+    "raw", [b"", b"   ", b"{", b'{"a": 1} x', b"[1,]", b"NaN", b'{"a": Infinity}', b"\xff"]
+)
+def test_fastjson_refuses_what_wire_refuses(raw: bytes) -> None:
+    with pytest.raises(ValueError):
+        fastjson.loads(raw)
+    with pytest.raises(ValueError):
+        fastjson.dumps(float("nan"), ensure_ascii=True, allow_nan=False)
+    assert fastjson.dumps(float("inf"), ensure_ascii=False, allow_nan=True) == "Infinity"
 
 
 def test_find_root_and_daemon_possible_match_navigator_paths(tmp_path: Path) -> None:
@@ -137,8 +172,10 @@ def test_a_warm_refs_imports_only_the_lean_path(root: Path, client: DaemonClient
     assert proc.returncode == 0, proc.stderr
     assert "jobs.py:5:5" in proc.stdout
     imported = _imported(proc.stderr)
-    assert {"navigator.frontends.entry", "_socket", "json"} <= imported
+    assert {"navigator.frontends.entry", "_socket", "_json"} <= imported
     heavy = {
+        "json",
+        "re",
         "typing",
         "dataclasses",
         "pathlib",

@@ -92,18 +92,15 @@ def daemon_possible(root: str) -> bool:
         return False
 
 
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
-    """One request to the root's running daemon over ``_socket`` and ``json`` alone: the reply
+    """One request to the root's running daemon over ``_socket`` and ``_json`` alone: the reply
     line, or None when :class:`~navigator.frontends.client.DaemonClient` must take over (no
     daemon yet or a stale socket: it starts one; a deep root whose socket lives elsewhere;
     another user's socket: it refuses, saying why; the daemon died mid-request: it restarts it
     and asks again)."""
     import _socket
-    import json
+
+    from navigator.frontends import fastjson
 
     sock_path = os.path.join(root, _NAV_DIR, "daemon.sock")
     if len(os.fsencode(sock_path)) > _MAX_SOCKET_PATH:
@@ -122,7 +119,7 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
         sock.settimeout(_REQUEST_TIMEOUT_S)
         msg = {"jsonrpc": "2.0", "id": 1, "method": verb, "params": params}
         try:
-            sock.sendall(json.dumps(msg, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
+            sock.sendall(fastjson.dumps(msg, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
         except (TypeError, ValueError):
             return None  # e.g. a name JSON cannot carry: the client says so
         chunks: list[bytes] = []
@@ -162,12 +159,12 @@ def _view(line: bytes) -> tuple[_Row, Any] | None:
     """The reply as (response, its JSON value) when it is a well-formed answer of this nav's
     shape, else None (then :func:`navigator.frontends.client.read_reply` reads it, raising
     the daemon's error or saying what is wrong with the reply)."""
-    import json
+    from navigator.frontends import fastjson
 
     if not line.endswith(b"\n") or len(line) > _MAX_REPLY_BYTES:
         return None
     try:
-        reply = json.loads(line, parse_constant=_no_constant)
+        reply = fastjson.loads(line)
     except (ValueError, RecursionError):
         return None
     env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
@@ -268,10 +265,10 @@ def _print(
             from navigator.results import to_json
 
             print(to_json(resp), file=out)
-        else:  # the daemon's own serialization of the same fields, in the same order
-            import json
+        else:  # what to_json prints: the same fields in the same order, json.dumps's text
+            from navigator.frontends import fastjson
 
-            print(json.dumps(value, ensure_ascii=False), file=out)
+            print(fastjson.dumps(value, ensure_ascii=False, allow_nan=True), file=out)
         return 0
     from navigator.frontends import display
 
