@@ -114,6 +114,11 @@ def test_the_engine_never_imports_a_front_end() -> None:
     assert not bad, f"engine modules import front ends: {bad}"
     init = _imports(NAVIGATOR / "__init__.py", type_checking=True)
     assert not any(_is_frontend(m) for m in init)
+    # nor do the layers below it (storage, lsp, semantic)
+    for pkg in ("storage", "lsp", "semantic"):
+        for path in sorted((NAVIGATOR.parent / pkg).rglob("*.py")):
+            hits = sorted(m for m in _imports(path, type_checking=True) if _is_frontend(m))
+            assert not hits, f"{path.relative_to(NAVIGATOR.parent)} imports front ends: {hits}"
 
 
 def test_engine_imports_point_one_way() -> None:
