@@ -2,9 +2,13 @@
 
 ``nav def|refs|callers|callees|impl NAME [--json]`` (optionally after ``-C ROOT``) is what
 agents run most, and against a warm daemon most of its time is Python start-up and
-imports; click alone is ~50 ms of it. These exact shapes are answered here through the
-daemon client, with the same output, messages and exit codes as the click commands
-(both print through :mod:`navigator.frontends.display`). Anything else — another option, help,
+imports (click alone was ~50 ms). These exact shapes are answered here, with the same output,
+messages and exit codes as the click commands (both print through
+:mod:`navigator.frontends.display`). A running daemon is asked over ``_socket`` with
+:mod:`navigator.frontends.fastjson` and its reply printed field by field: no ``typing``,
+``dataclasses``, ``pathlib`` or ``json`` is imported (``bench/bench_fastpath.py`` times it
+against ``rg -w``). Anything unusual goes to :class:`~navigator.frontends.client.DaemonClient`,
+which starts a daemon, retries, and names what is wrong. Anything else — another option, help,
 ``--no-daemon`` or ``NAV_NO_DAEMON=1`` — goes to the click CLI unchanged.
 """
 
