@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_daemon.py [--runs 20] CORPUS NAME "SEARCH TEXT" [CORPUS NAME TEXT ...]
+    .venv/bin/python bench/bench_daemon.py [--runs 20] [--refs-only] CORPUS NAME "SEARCH TEXT" [...]
 
 For each corpus (indexed into a temporary copy, so the corpus is never touched):
 
@@ -11,7 +11,14 @@ For each corpus (indexed into a temporary copy, so the corpus is never touched):
 - wall time of ``rg -w NAME`` over the same tree, measured interleaved with nav's runs;
 - save-to-visible: append a new function to a file, then ask the daemon until the
   symbol is found (median of 5);
-- the daemon's own peak RSS (language servers and their memory excluded).
+- the daemon's own peak RSS (language servers and their memory excluded);
+- ``refs_over_rg``: p50 of ``nav refs`` over p50 of ``rg -w``, and the median of the paired
+  per-run ratios (each ``nav refs`` beside the ``rg`` run just before it).
+
+nav is run as the ``nav`` console script runs it (``python -c "from navigator.frontends.entry
+import run; run()"``, which is what pip's generated script does; ``python -m`` would add runpy's
+imports). ``--refs-only``: no embedding, no ``search``/``find``, no save-to-visible — just
+``rg``, ``nav refs`` and ``nav def`` (minutes, not the model's load).
 """
 
 from __future__ import annotations
@@ -30,9 +37,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from navigator.client import DaemonClient  # noqa: E402
+from navigator.frontends.client import DaemonClient  # noqa: E402
 
-NAV = [sys.executable, "-m", "navigator.entry"]  # what the `nav` console script runs
+# what the `nav` console script runs (pip's script: import run, call it)
+NAV = [sys.executable, "-c", "import sys; from navigator.frontends.entry import run; sys.exit(run())"]
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -46,30 +54,34 @@ def pct(xs: list[float], p: float) -> float:
     return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
-def bench(corpus: Path, name: str, text: str, runs: int) -> dict[str, object]:
+def bench(corpus: Path, name: str, text: str, runs: int, refs_only: bool = False) -> dict[str, object]:
     tmp = Path(tempfile.mkdtemp(prefix="nav-bench-"))
     root = tmp / corpus.name
     shutil.copytree(corpus, root, ignore=shutil.ignore_patterns(".nav"))
     env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
     env["PYTHONPATH"] = str(REPO)
     subprocess.run([*NAV, "-C", str(root), "index", "--no-embed"], env=env, check=True, capture_output=True)
-    subprocess.run([*NAV, "-C", str(root), "index", "--embed"], env=env, check=True, capture_output=True)
+    if not refs_only:
+        subprocess.run([*NAV, "-C", str(root), "index", "--embed"], env=env, check=True, capture_output=True)
     client = DaemonClient(root)
     try:
         client.connect()
         for _ in range(2):  # warm: language server up, model loaded
             subprocess.run([*NAV, "-C", str(root), "refs", name], env=env, capture_output=True)
-            subprocess.run([*NAV, "-C", str(root), "search", text], env=env, capture_output=True)
-        times: dict[str, list[float]] = {"rg": [], "refs": [], "def": [], "search": [], "find": []}
+            if not refs_only:
+                subprocess.run([*NAV, "-C", str(root), "search", text], env=env, capture_output=True)
+        kinds = ["rg", "refs", "def"] if refs_only else ["rg", "refs", "def", "search", "find"]
+        times: dict[str, list[float]] = {k: [] for k in kinds}
         for _ in range(runs):
             times["rg"].append(timed(["rg", "-w", name, "."], root, env))
             times["refs"].append(timed([*NAV, "-C", str(root), "refs", name], root, env))
             times["def"].append(timed([*NAV, "-C", str(root), "def", name], root, env))
-            times["search"].append(timed([*NAV, "-C", str(root), "search", text], root, env))
-            times["find"].append(timed([*NAV, "-C", str(root), "find", name], root, env))
+            if not refs_only:
+                times["search"].append(timed([*NAV, "-C", str(root), "search", text], root, env))
+                times["find"].append(timed([*NAV, "-C", str(root), "find", name], root, env))
         visible: list[float] = []
         target = sorted(p for p in root.rglob("*.py") if ".nav" not in p.parts)[0]
-        for i in range(5):
+        for i in range(0 if refs_only else 5):
             fn = f"bench_fresh_symbol_{i}_{int(time.time() * 1000)}"
             t = time.perf_counter()
             with open(target, "a") as fh:
@@ -92,7 +104,11 @@ def bench(corpus: Path, name: str, text: str, runs: int) -> dict[str, object]:
     for k, xs in times.items():
         row[f"{k}_p50_ms"] = round(statistics.median(xs), 1)
         row[f"{k}_p90_ms"] = round(pct(xs, 0.9), 1)
-    row["save_to_visible_ms_median"] = round(statistics.median(visible), 1)
+    row["refs_over_rg"] = round(statistics.median(times["refs"]) / statistics.median(times["rg"]), 2)
+    row["refs_over_rg_paired_median"] = round(
+        statistics.median(r / g for r, g in zip(times["refs"], times["rg"], strict=True)), 2
+    )
+    row["save_to_visible_ms_median"] = round(statistics.median(visible), 1) if visible else None
     row["daemon_rss_mb"] = info["rss_mb"]
     return row
 
@@ -101,6 +117,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("triples", nargs="+", help="CORPUS NAME TEXT, repeated")
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--refs-only", action="store_true", help="rg, nav refs and nav def only; no model")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "daemon.json")
     args = ap.parse_args()
     if len(args.triples) % 3:
@@ -108,21 +125,28 @@ def main() -> None:
     rows = []
     for i in range(0, len(args.triples), 3):
         corpus, name, text = Path(args.triples[i]), args.triples[i + 1], args.triples[i + 2]
-        row = bench(corpus.resolve(), name, text, args.runs)
+        row = bench(corpus.resolve(), name, text, args.runs, args.refs_only)
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=2) + "\n")
-    print("\n| corpus | rg -w (p50/p90) | nav refs | nav def | nav search | nav find | save→visible | daemon RSS |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "\n| corpus | rg -w (p50/p90) | nav refs | refs / rg (p50; paired) | nav def | nav search | nav find "
+        "| save→visible | daemon RSS |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        def pp(k: str) -> str:
-            return f"{r[k + '_p50_ms']} / {r[k + '_p90_ms']} ms"
-
         print(
-            f"| {r['corpus']} | {pp('rg')} | {pp('refs')} | {pp('def')} | {pp('search')} | {pp('find')} | "
+            f"| {r['corpus']} | {_pp(r, 'rg')} | {_pp(r, 'refs')} | {r['refs_over_rg']}× ; "
+            f"{r['refs_over_rg_paired_median']}× | {_pp(r, 'def')} | {_pp(r, 'search')} | {_pp(r, 'find')} | "
             f"{r['save_to_visible_ms_median']} ms | {r['daemon_rss_mb']} MB |"
         )
+
+
+def _pp(row: dict[str, object], kind: str) -> str:
+    if f"{kind}_p50_ms" not in row:
+        return "-"
+    return f"{row[kind + '_p50_ms']} / {row[kind + '_p90_ms']} ms"
 
 
 if __name__ == "__main__":

@@ -159,11 +159,11 @@ def main() -> int:
     shutil.copytree(args.repo, root, ignore=shutil.ignore_patterns(".nav", ".git"))
     py = sys.executable
     env = {**os.environ, "NAV_NO_DAEMON": "1"}
-    subprocess.run([py, "-m", "navigator.cli", "--no-daemon", "-C", str(root), "index"], check=True,
+    subprocess.run([py, "-m", "navigator.frontends.cli", "--no-daemon", "-C", str(root), "index"], check=True,
                    capture_output=True, env=env)  # fmt: skip
     sites = call_sites(root, args.n, args.seed)
     direct_cmd = [str(Path(py).parent / "basedpyright-langserver"), "--stdio"]
-    nav_cmd = [py, "-m", "navigator.cli", "--no-daemon", "lsp"]
+    nav_cmd = [py, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]
     out: dict[str, Any] = {"repo": str(args.repo), "sites": len(sites)}
     try:
         cold_direct = Client(direct_cmd, root)

@@ -164,7 +164,7 @@ def _path(uri: str) -> str:
 
 def through_nav(root: Path, name: str, index_dir_env: dict[str, str]) -> tuple[float, set[tuple[str, int, int]], dict[str, Any]]:
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "navigator.entry", "-C", str(root), "refs", name, "--json"],
+    out = subprocess.run([sys.executable, "-m", "navigator.frontends.entry", "-C", str(root), "refs", name, "--json"],
                          capture_output=True, text=True, timeout=300, env=index_dir_env)  # fmt: skip
     elapsed = time.monotonic() - started
     data = json.loads(out.stdout)
@@ -173,7 +173,7 @@ def through_nav(root: Path, name: str, index_dir_env: dict[str, str]) -> tuple[f
 
 
 def stop_daemon(root: Path, env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "navigator.cli", "-C", str(root), "daemon", "stop"],
+    subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "daemon", "stop"],
                    capture_output=True, timeout=60, env=env)  # fmt: skip
     end = time.monotonic() + 30
     while daemon_paths(root).info.exists() and time.monotonic() < end:

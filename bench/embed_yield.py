@@ -25,7 +25,7 @@ from pathlib import Path
 
 CLIENT = r"""
 import json, sys, time
-from navigator.client import DaemonClient
+from navigator.frontends.client import DaemonClient
 root, n, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 c = DaemonClient(root)
 if mode == "embedding":  # wait (bounded) for the event: the daemon has embedded a first slice
@@ -57,7 +57,7 @@ def run(code: Path, corpus: Path, n: int, embed: bool) -> dict[str, object]:
         env["NAV_DAEMON_NO_EMBED"] = "1"
     else:
         env.pop("NAV_DAEMON_NO_EMBED", None)
-    subprocess.run([sys.executable, "-m", "navigator.cli", "-C", str(root), "index"], env=env, check=True,
+    subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "index"], env=env, check=True,
                    capture_output=True, cwd=str(code))  # fmt: skip
     try:
         done = subprocess.run(
@@ -68,7 +68,7 @@ def run(code: Path, corpus: Path, n: int, embed: bool) -> dict[str, object]:
             raise RuntimeError(done.stderr[-2000:])
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
     finally:
-        subprocess.run([sys.executable, "-m", "navigator.cli", "-C", str(root), "daemon", "stop"], env=env,
+        subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "daemon", "stop"], env=env,
                        capture_output=True, cwd=str(code), timeout=60)  # fmt: skip
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,26 +1,30 @@
 """nav: code navigation for agents, editors and the command line.
 
 ``from navigator import Navigator`` is the Python API; see :mod:`navigator.api`.
-This module stays light: importing it loads no parser, model or server (the CLI's
-daemon-client path depends on that), so ``Navigator`` is imported on first use.
+This module stays light: importing it loads nothing but itself (not even :mod:`typing`),
+because every ``nav`` process imports it first and the console script's fast path
+(:mod:`navigator.frontends.entry`) is timed against ``rg``. ``Navigator`` and ``NavError``
+are imported on first use (PEP 562).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from navigator.errors import NavError
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from navigator.api import Navigator
+    from navigator.errors import NavError
 
 __all__ = ["NavError", "Navigator"]
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "Navigator":
         from navigator.api import Navigator
 
         return Navigator
+    if name == "NavError":
+        from navigator.errors import NavError
+
+        return NavError
     raise AttributeError(f"module 'navigator' has no attribute {name!r}")

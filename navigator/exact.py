@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
 from lsp.positions import from_lsp, to_lsp
@@ -34,16 +34,14 @@ from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, Response
 from navigator.walk import looks_secret
 from semantic.languages import detect_language
-from storage.db import RefRow, SymbolRow
+from storage.db import RefRow, Store, SymbolRow
 from storage.errors import SymbolNotFoundError, UsageError, shorten
-
-if TYPE_CHECKING:
-    from navigator.api import Navigator
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "ExactNavigator",
     "HoverInfo",
+    "IndexedCheckout",
     "NavigatorTable",
     "SymbolTable",
     "Target",
@@ -81,10 +79,26 @@ class SymbolTable(Protocol):
     def file_language(self, path: str) -> str | None: ...
 
 
+class IndexedCheckout(Protocol):
+    """What :class:`NavigatorTable` reads of the facade. :class:`navigator.api.Navigator` is
+    one; it composes this module, so this module does not import it (the engine's imports
+    point one way: ``tests/test_layout.py``)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def refresh(self) -> bool: ...
+
+    def resolve(self, name: str) -> list[SymbolRow]: ...
+
+    def suggestions(self, name: str) -> list[str]: ...
+
+
 class NavigatorTable:
     """:class:`SymbolTable` over a :class:`~navigator.api.Navigator` (index kept fresh by it)."""
 
-    def __init__(self, nav: Navigator) -> None:
+    def __init__(self, nav: IndexedCheckout) -> None:
         self.nav = nav
 
     def resolve(self, name: str) -> list[SymbolRow]:

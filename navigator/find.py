@@ -13,16 +13,13 @@ search hits marked ``related``. Otherwise the legs are fused by RRF.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
 from semantic.fusion import rrf
 from semantic.lexical import mentions
 from storage.errors import NavError, SymbolNotFoundError, UsageError
-
-if TYPE_CHECKING:
-    from navigator.api import Navigator
 
 RRF_K = 60
 LEG_DEPTH = 50
@@ -56,7 +53,18 @@ def _from_chunk(c: SearchHit) -> Found:
     return Found(c.path, c.start_line, 1, c.end_line, "code", first, c.symbol, 0.0, {}, c.signature)
 
 
-def run_query(nav: Navigator, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
+class Legs(Protocol):
+    """What a routed query asks of the facade. :class:`navigator.api.Navigator` is one (it
+    composes this module, which therefore does not import it). The exact leg's verbs
+    (``references``, ``callers``, ``callees``, ``implementations``) are optional: a facade
+    without them answers from the symbol table and search alone."""
+
+    def definitions(self, name: str) -> Response[Symbol]: ...
+
+    def search(self, text: str, *, k: int) -> Response[SearchHit]: ...
+
+
+def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise UsageError(f"limit must be a positive integer, got {limit!r}")
     started = time.perf_counter()

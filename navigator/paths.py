@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from navigator.printing import printable as printable  # re-exported: it lived here
 from storage.errors import UnsafeIndexDirError
 
 NAV_DIR = ".nav"
@@ -51,15 +52,6 @@ def daemon_paths(root: Path) -> DaemonPaths:
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
-
-
-def printable(text: str) -> str:
-    """``text`` safe for one line of output: bytes that are not UTF-8 (a file name's surrogate
-    escapes) as ``\\xff``, control characters (newline, tab, ESC) as escapes."""
-    if text.isprintable():
-        return text
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _refuse(path: Path, what: str, why: str, fix: str) -> UnsafeIndexDirError:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -43,8 +43,10 @@ from storage.pg import (
 )
 
 if TYPE_CHECKING:
-    from navigator.api import Navigator
+    from navigator.results import IndexReport
+    from navigator.search import SemanticSearch, SyncReport
     from semantic.embed import Embedder
+    from storage.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +183,30 @@ def _dirty(root: Path) -> list[str]:
 # -- the facade --------------------------------------------------------------------------------
 
 
+class Checkout(Protocol):
+    """What the team store asks of a checkout's facade. :class:`navigator.api.Navigator` is
+    one; it composes this module, which therefore does not import it (the engine's imports
+    point one way: ``tests/test_layout.py``)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    def _searcher(self) -> SemanticSearch: ...
+
+    def index(self) -> IndexReport: ...
+
+    def embed(self, *, progress: Any = None) -> SyncReport: ...
+
+    def team(self) -> TeamStore: ...
+
+    def search(self, text: str, *, k: int, languages: Sequence[str] | None) -> Response[SearchHit]: ...
+
+    def definitions(self, name: str) -> Response[Symbol]: ...
+
+
 class TeamStore:
     """The team store seen from one checkout (``nav``) or from none (queries only)."""
 
@@ -188,7 +214,7 @@ class TeamStore:
         self,
         url: str,
         *,
-        nav: Navigator | None = None,
+        nav: Checkout | None = None,
         embedder: Embedder | None = None,
         connect_timeout_s: float = 5.0,
         statement_timeout_s: float = 30.0,
@@ -210,7 +236,7 @@ class TeamStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _need_nav(self) -> Navigator:
+    def _need_nav(self) -> Checkout:
         if self.nav is None:
             raise UsageError("this needs a checkout: open the team store with `nav=Navigator(root)`")
         return self.nav
@@ -561,7 +587,7 @@ def _fallback_note(exc: StoreError) -> str:
 
 
 def search_all_repos(
-    nav: Navigator, text: str, *, k: int, languages: Sequence[str] | None
+    nav: Checkout, text: str, *, k: int, languages: Sequence[str] | None
 ) -> Response[SearchHit]:
     """``Navigator.search(all_repos=True)``: the team store, or the local index with a note when
     the store cannot answer (down, unreachable, no schema)."""
@@ -577,7 +603,7 @@ def search_all_repos(
         )
 
 
-def definitions_all_repos(nav: Navigator, name: str) -> Response[Symbol]:
+def definitions_all_repos(nav: Checkout, name: str) -> Response[Symbol]:
     team = nav.team()
     try:
         return team.definitions(name)

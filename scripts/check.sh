@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 .venv/bin/python -m pip install -q ruff mypy >/dev/null
 .venv/bin/ruff check navigator storage lsp semantic tests bench
-.venv/bin/ruff format --check navigator/client.py navigator/daemon.py navigator/router.py navigator/find.py storage
+.venv/bin/ruff format --check navigator/frontends/client.py navigator/frontends/daemon.py navigator/router.py navigator/find.py storage
 .venv/bin/mypy navigator storage
 .venv/bin/python -m pytest -q "$@"

@@ -16,7 +16,7 @@ PYTHON = sys.executable
 
 
 def nav_env() -> dict[str, str]:
-    """The environment for a `python -m navigator.cli` subprocess running this checkout's code."""
+    """The environment for a `python -m navigator.frontends.cli` subprocess running this checkout's code."""
     env = dict(os.environ)
     here = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -25,7 +25,7 @@ def nav_env() -> dict[str, str]:
 
 
 def nav_cmd(root: Path, *args: str, no_daemon: bool = True) -> list[str]:
-    return [PYTHON, "-m", "navigator.cli", "-C", str(root), *(["--no-daemon"] if no_daemon else []), *args]
+    return [PYTHON, "-m", "navigator.frontends.cli", "-C", str(root), *(["--no-daemon"] if no_daemon else []), *args]
 
 
 def run_nav(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from navigator.cli import main
+from navigator.frontends.cli import main
 
 FILES = {
     "orders.py": """\

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from navigator.api import Navigator
-from navigator.client import DaemonClient, start_daemon
+from navigator.frontends.client import DaemonClient, start_daemon
 from navigator.paths import daemon_paths
 from storage.errors import SymbolNotFoundError, UsageError
 
@@ -169,7 +169,7 @@ def test_two_starters_at_once_share_one_daemon(root: Path) -> None:
 def test_idle_timeout_exits_and_cleans_up(root: Path) -> None:
     paths = daemon_paths(root)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "navigator.daemon", str(root), "--idle-timeout", "1", "--no-watch"],
+        [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--idle-timeout", "1", "--no-watch"],
         cwd=Path(__file__).parent.parent,
     )
     assert proc.wait(timeout=30) == 0
@@ -178,7 +178,7 @@ def test_idle_timeout_exits_and_cleans_up(root: Path) -> None:
 
 def test_cli_uses_the_daemon(root: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
-    nav = [sys.executable, "-m", "navigator.cli", "-C", str(root)]
+    nav = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root)]
     first = subprocess.run([*nav, "def", "Order.total"], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.startswith("orders.py:2:9")
     subprocess.run([*nav, "def", "Order"], env=env, capture_output=True, text=True, check=True)
@@ -209,7 +209,7 @@ def test_cli_client_path_imports_no_heavy_modules(root: Path, client: DaemonClie
     client.connect()  # a daemon serves the root
     env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "navigator.cli", "-C", str(root), "def", "Order"],
+        [sys.executable, "-X", "importtime", "-m", "navigator.frontends.cli", "-C", str(root), "def", "Order"],
         env=env,
         capture_output=True,
         text=True,
@@ -279,7 +279,7 @@ def test_servers_of_every_indexed_language_are_warmed_at_start(root: Path, clien
     ],
 )
 def test_fast_path_takes_only_the_exact_hot_shapes(argv: list[str], parsed: object) -> None:
-    from navigator.entry import _parse
+    from navigator.frontends.entry import _parse
 
     assert _parse(argv) == parsed
 
@@ -297,9 +297,9 @@ def test_fast_path_prints_what_the_click_cli_prints(root: Path, client: DaemonCl
     # the server loaded first: an answer that waited for loading says so, and only the first one waits
     assert client.references("create_sales_order", deadline_s=90).complete
     for args in (["def", "Order"], ["def", "total"], ["def", "Ordr"], ["refs", "create_sales_order"]):
-        assert run("navigator.entry", *args) == run("navigator.cli", *args), args
-    fast = json.loads(run("navigator.entry", "def", "Order", "--json")[1])
-    slow = json.loads(run("navigator.cli", "def", "Order", "--json")[1])
+        assert run("navigator.frontends.entry", *args) == run("navigator.frontends.cli", *args), args
+    fast = json.loads(run("navigator.frontends.entry", "def", "Order", "--json")[1])
+    slow = json.loads(run("navigator.frontends.cli", "def", "Order", "--json")[1])
     fast.pop("elapsed_ms")
     slow.pop("elapsed_ms")
     assert fast == slow

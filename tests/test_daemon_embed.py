@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from navigator.client import DaemonClient
-from navigator.daemon import Daemon
+from navigator.frontends.client import DaemonClient
+from navigator.frontends.daemon import Daemon
 from navigator.paths import daemon_paths
 
 FILES = {

@@ -36,7 +36,7 @@ def line_of(root: Path, rel: str, needle: str) -> tuple[int, int]:
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
     scope="module",
 )
 async def client(lsp_client: LanguageClient, workspace: Path) -> Any:

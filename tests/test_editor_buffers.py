@@ -44,7 +44,7 @@ def find(text: str, needle: str) -> types.Position:
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
     scope="module",
 )
 async def client(lsp_client: LanguageClient, workspace: Path) -> Any:

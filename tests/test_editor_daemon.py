@@ -34,12 +34,12 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> Any:
     shutil.copytree(MIXED, b)
     yield a, b
     for root in (a, b):  # the daemons nav lsp started (one per root)
-        subprocess.run([sys.executable, "-m", "navigator.cli", "-C", str(root), "daemon", "stop"],
+        subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "daemon", "stop"],
                        capture_output=True, timeout=60, check=False)  # fmt: skip
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.cli", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "lsp"]),
     scope="module",
 )
 async def client(lsp_client: LanguageClient, roots: tuple[Path, Path]) -> Any:
@@ -58,7 +58,7 @@ async def client(lsp_client: LanguageClient, roots: tuple[Path, Path]) -> Any:
 
 def cli(root: Path, *args: str) -> Any:
     env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
-    done = subprocess.run([sys.executable, "-m", "navigator.cli", "-C", str(root), *args, "--json"],
+    done = subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), *args, "--json"],
                           capture_output=True, text=True, timeout=120, env=env, check=True)  # fmt: skip
     return json.loads(done.stdout)
 

@@ -34,7 +34,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
     scope="module",
 )
 async def client(lsp_client: LanguageClient, workspace: Path) -> Any:

@@ -33,7 +33,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         **os.environ,
         "NAV_NVIM_ROOT": str(root),
         "NAV_NVIM_OUT": str(out),
-        "NAV_NVIM_CMD": json.dumps([sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"]),
+        "NAV_NVIM_CMD": json.dumps([sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
         "HOME": str(base),  # no user configuration, no shada in the real home
         "XDG_STATE_HOME": str(base / "state"),
         "XDG_DATA_HOME": str(base / "data"),

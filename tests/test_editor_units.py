@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from navigator.editor_buffers import Buffers, BufferTable, LineMap
+from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
 from storage.db import RefRow, SymbolRow
 from storage.model import Span, SymbolDef
 

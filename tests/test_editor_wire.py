@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from navigator.editor_rpc import BadFrame, describe_invalid, read_messages
+from navigator.frontends.editor_rpc import BadFrame, describe_invalid, read_messages
 
 WORKSPACE = Path(__file__).parent / "workspaces" / "python"
 WAIT_S = 30.0
@@ -33,7 +33,7 @@ class RawClient:
 
     def __init__(self, root: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"],
+            [sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"],
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from navigator.cli import main
+from navigator.frontends.cli import main
 
 WORKSPACES = Path(__file__).parent / "workspaces"
 

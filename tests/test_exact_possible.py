@@ -21,7 +21,7 @@ from test_exact_servers import DEADLINE, WORKSPACES, require_server
 
 from navigator.api import Navigator
 from navigator.exact import ExactNavigator, NavigatorTable
-from navigator.textout import render_response
+from navigator.frontends.textout import render_response
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +118,7 @@ def test_cli_json_and_human_output(root: Path, exact: ExactNavigator) -> None:
 
     def nav(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "navigator.cli", "-C", str(root), "--no-daemon", *args],
+            [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "--no-daemon", *args],
             capture_output=True, text=True, timeout=300, env=env,
         )  # fmt: skip
 

@@ -25,11 +25,11 @@ from mcp import Client
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from navigator import Navigator
-from navigator.client import DaemonClient
 from navigator.confine import read_inside
 from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError, UsageError
 from navigator.exact import _Files
-from navigator.mcp_server import build_server
+from navigator.frontends.client import DaemonClient
+from navigator.frontends.mcp_server import build_server
 from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
 from navigator.walk import WalkOptions, walk
 
@@ -73,7 +73,7 @@ def cli(
         env.pop("NAV_NO_DAEMON", None)
     flags = [] if daemon else ["--no-daemon"]
     return subprocess.run(
-        [sys.executable, "-m", "navigator.cli", *flags, "-C", str(root), *args],
+        [sys.executable, "-m", "navigator.frontends.cli", *flags, "-C", str(root), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -241,7 +241,7 @@ def lsp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"]),
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
     scope="module",
 )
 async def lsp(lsp_client: LanguageClient, lsp_root: Path) -> Any:
@@ -607,7 +607,7 @@ def test_a_newline_in_a_file_name_is_escaped_in_human_output(tmp_path: Path) -> 
     js = json.loads(cli(root, "def", "newline_thing", "--json").stdout)
     assert js["items"][0]["path"] == "new\nline.py"  # the data keeps the real name
     with Navigator(root) as nav:
-        from navigator.textout import render_response
+        from navigator.frontends.textout import render_response
 
         assert (
             render_response(nav.definitions("newline_thing")).splitlines()[0].startswith("new\\nline.py:1:5")

@@ -31,10 +31,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from navigator.api import Navigator
-from navigator.cli import main
-from navigator.client import DaemonClient
+from navigator.frontends.cli import main
+from navigator.frontends.client import DaemonClient
+from navigator.frontends.wire import MAX_MESSAGE_BYTES
 from navigator.paths import daemon_paths
-from navigator.wire import MAX_MESSAGE_BYTES
 from storage.errors import NavError, ServerError, UsageError, shorten
 
 FILES = {
@@ -395,7 +395,7 @@ def run_nav(root: Path, *args: str, daemon: bool) -> subprocess.CompletedProcess
     else:
         env["NAV_NO_DAEMON"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "navigator.entry", "-C", str(root), *args],
+        [sys.executable, "-m", "navigator.frontends.entry", "-C", str(root), *args],
         env=env,
         capture_output=True,
         text=True,
@@ -545,7 +545,7 @@ def test_nav_mcp_find_is_compact_text_and_bad_input_is_a_tool_error(root: Path) 
     assert run_nav(root, "index", daemon=False).returncode == 0
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "navigator.cli", "--no-daemon", "-C", str(root), "mcp"],
+        args=["-m", "navigator.frontends.cli", "--no-daemon", "-C", str(root), "mcp"],
         cwd=str(REPO),
         env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", ""), "NAV_NO_DAEMON": "1"},
     )
@@ -621,7 +621,7 @@ def test_a_question_ending_in_a_number_is_not_refused_as_a_position(fuzz_nav: Na
 
 
 def test_connections_past_the_cap_are_told_and_closed(root: Path, client: DaemonClient) -> None:
-    from navigator.daemon import MAX_CONNECTIONS
+    from navigator.frontends.daemon import MAX_CONNECTIONS
 
     path = str(daemon_paths(root).socket)
     held: list[socket.socket] = []

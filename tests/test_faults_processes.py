@@ -160,7 +160,7 @@ def daemon_pid(root: Path) -> int:
 
 
 def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
 
     rng = random.Random(5)
     root = make_repo(tmp_path / "repo", files=FILES)
@@ -169,7 +169,7 @@ def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
     for rep in range(3):
         rewrite_modules(root, files=FILES, rng=rng, version=rep + 1)
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "navigator.daemon", str(root), "--no-watch"],
+            [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--no-watch"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from navigator import Navigator
-from navigator.mcp_server import build_server
+from navigator.frontends.mcp_server import build_server
 
 FILES = {
     "shop/orders.py": """\
@@ -76,7 +76,7 @@ def test_def_outline_map_and_errors(nav: Navigator) -> None:
 def test_nav_mcp_over_stdio(nav: Navigator) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "navigator.cli", "--no-daemon", "-C", str(nav.root), "mcp"],
+        args=["-m", "navigator.frontends.cli", "--no-daemon", "-C", str(nav.root), "mcp"],
         cwd=str(Path(__file__).parent.parent),
         env={"PYTHONPATH": str(Path(__file__).parent.parent), "PATH": os.environ.get("PATH", "")},
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from navigator.cli import main
+from navigator.frontends.cli import main
 
 pytestmark = pytest.mark.slow
 

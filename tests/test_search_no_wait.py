@@ -41,7 +41,7 @@ def _write(root: Path) -> None:
 PROBE = """
 import json, sys
 from navigator import Navigator
-from navigator.cli import main
+from navigator.frontends.cli import main
 with Navigator(sys.argv[1]) as nav:
     nav.index()
     resp = nav.search("fetch a url in attempts", k=3)

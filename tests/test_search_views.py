@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from navigator import Navigator
-from navigator.cli import main
+from navigator.frontends.cli import main
 from storage.errors import UsageError
 
 FILES = {
@@ -101,7 +101,7 @@ def test_cli_code_flag(root: Path) -> None:
 def test_mcp_search_tool_takes_a_view(root: Path) -> None:
     import asyncio
 
-    from navigator.mcp_server import build_server
+    from navigator.frontends.mcp_server import build_server
 
     with Navigator(root) as nav:
         server = build_server(nav)

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from store_repos import clone, commit_change, git, make_repo
 
 from navigator.api import Navigator
-from navigator.cli import main
+from navigator.frontends.cli import main
 from navigator.team import TeamStore
 from semantic.embed import FakeEmbedder
 from storage.errors import StorageError

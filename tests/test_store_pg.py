@@ -17,8 +17,8 @@ from conftest import PG_PASSWORD
 from store_repos import CountingEmbedder, clone, commit_change, git, make_repo
 
 from navigator.api import Navigator
-from navigator.cli import main
 from navigator.config import load_config
+from navigator.frontends.cli import main
 from navigator.team import TeamHit, TeamSymbol, resolve_store_url
 from semantic.embed import FakeEmbedder, load_embedder
 from storage.errors import SymbolNotFoundError, UsageError
@@ -369,7 +369,7 @@ def test_mcp_search_and_def_take_all_repos(tmp_path: Path, store_url: str) -> No
     import anyio
     from mcp import Client
 
-    from navigator.mcp_server import build_server
+    from navigator.frontends.mcp_server import build_server
 
     repo = make_repo(tmp_path / "billing")
     with _nav(repo, store_url) as nav:

@@ -58,7 +58,7 @@ def _cli(
         env["NAV_NO_DAEMON"] = "1"
     flags = [] if daemon else ["--no-daemon"]
     return subprocess.run(
-        [sys.executable, "-m", "navigator.cli", *flags, "-C", str(root), *args],
+        [sys.executable, "-m", "navigator.frontends.cli", *flags, "-C", str(root), *args],
         capture_output=True, text=True, timeout=timeout, env=env,
     )  # fmt: skip
 
@@ -170,8 +170,8 @@ def positions_outside_the_root(workdir: Path) -> list[FaultResult]:
     from mcp import Client
 
     from navigator import Navigator
-    from navigator.client import DaemonClient
-    from navigator.mcp_server import build_server
+    from navigator.frontends.client import DaemonClient
+    from navigator.frontends.mcp_server import build_server
 
     root = _hostile_repo(workdir)
     (root / "key.py").symlink_to(workdir / "secrets" / "key.py")
@@ -247,7 +247,7 @@ def positions_outside_the_root(workdir: Path) -> list[FaultResult]:
 
 def _lsp_session(root: Path, workdir: Path) -> tuple[list[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"],
+        [sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_ENV,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
@@ -396,7 +396,7 @@ def likely_secrets(workdir: Path) -> list[FaultResult]:
 
 
 def gitignore_under_the_daemon(workdir: Path) -> list[FaultResult]:
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
     from storage.errors import SymbolNotFoundError
 
     root = _hostile_repo(workdir)
@@ -450,7 +450,7 @@ print(len(got), flush=True)
 def hostile_socket(workdir: Path) -> list[FaultResult]:
     import tempfile
 
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
     from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
 
     if os.geteuid() != 0:

@@ -33,7 +33,7 @@ class _Client:
         repo = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "navigator.cli", "--no-daemon", "lsp"],
+            [sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"],
             cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()

@@ -52,7 +52,7 @@ def _make_repo(workdir: Path) -> Path:
 
 def _nav(root: Path, *args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "navigator.entry", "-C", str(root), *args],
+        [sys.executable, "-m", "navigator.frontends.entry", "-C", str(root), *args],
         env=_env(),
         capture_output=True,
         text=True,
@@ -234,7 +234,7 @@ def _burst(d: _Daemon) -> list[FaultResult]:
 
 def _held_connections(d: _Daemon, extra: int = 20) -> list[FaultResult]:
     """More connections held open than the daemon serves at once: the extra ones are told and closed."""
-    from navigator.daemon import MAX_CONNECTIONS
+    from navigator.frontends.daemon import MAX_CONNECTIONS
 
     held: list[socket.socket] = []
     busy = 0
@@ -328,7 +328,7 @@ def cli_arguments(workdir: Path) -> list[FaultResult]:
 
 def client_replies(workdir: Path) -> list[FaultResult]:
     """What answers on the daemon's socket sends garbage: the client says so, bounded, no traceback."""
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
     from storage.errors import ServerError
 
     root = _make_repo(workdir)

@@ -113,7 +113,7 @@ def kill9_daemon_reindexing(workdir: Path) -> list[FaultResult]:
         before = _indexed_files(root)
         rewrite_modules(root, files=FILES, rng=rng, version=rep + 1)
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "navigator.daemon", str(root), "--no-watch"],
+            [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--no-watch"],
             env=nav_env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -1,17 +1,20 @@
 """Human output of the CLI, as plain functions with no click import.
 
-Shared by the click commands (``navigator.cli``) and the daemon fast path
-(``navigator.entry``), so both print the same lines. Colour is ANSI, on only when
+Shared by the click commands (``navigator.frontends.cli``) and the daemon fast path
+(``navigator.frontends.entry``), so both print the same lines. Colour is ANSI, on only when
 asked (the click side always asks and lets ``click.echo`` strip it off a terminal).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import Any
 
-from navigator.paths import printable
+from navigator.printing import printable
+
+TYPE_CHECKING = False  # not typing's: the console script's fast path prints through this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 _FG = {"red": 31, "green": 32, "yellow": 33, "cyan": 36, "bright_black": 90}
 

@@ -13,7 +13,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from navigator.textout import render_response
+from navigator.frontends.textout import render_response
 from storage.errors import NavError, shorten
 
 log = logging.getLogger("nav.mcp")

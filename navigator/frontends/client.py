@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from navigator.frontends.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from navigator.paths import daemon_paths, ensure_nav_dir, ensure_socket_dir, flock_within, open_private
-from navigator.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from storage import errors as nav_errors
 from storage.errors import NavError, ServerError, shorten
 
@@ -42,7 +42,7 @@ def start_daemon(
     ensure_nav_dir(paths.nav_dir)
     r, w = os.pipe()
     os.set_inheritable(w, True)
-    cmd = [sys.executable, "-m", "navigator.daemon", str(root), "--ready-fd", str(w)]
+    cmd = [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--ready-fd", str(w)]
     if idle_timeout_s is not None:
         cmd += ["--idle-timeout", str(idle_timeout_s)]
     env = {**os.environ, "PYTHONPATH": _package_parent() + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -130,6 +130,31 @@ def _raise_remote(error: Any) -> None:
     raise ServerError(f"daemon: {message}")
 
 
+def read_reply(method: str, line: bytes) -> Any:
+    """Read one reply line, trusting nothing: a daemon (or whatever answers on the socket)
+    that sends too much, bad JSON or the wrong shape gets a clear error, not a traceback."""
+    if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
+        raise ServerError(f"nav's daemon sent a reply to `{method}` larger than {MAX_REPLY_BYTES:,} bytes")
+    try:
+        reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
+    except WireError as exc:
+        raise ServerError(f"nav's daemon sent an unreadable reply to `{method}`: {exc.message}") from None
+    if not isinstance(reply, dict) or ("error" not in reply and "result" not in reply):
+        raise ServerError(f"nav's daemon sent an unexpected reply to `{method}`: {shorten(reply)}")
+    if "error" in reply:
+        _raise_remote(reply["error"])
+    result = reply["result"]
+    if not isinstance(result, dict):
+        raise ServerError(f"nav's daemon sent an unexpected result for `{method}`: {shorten(result)}")
+    try:
+        return decode(result)
+    except (TypeError, ValueError, KeyError, AttributeError, ImportError) as exc:
+        raise ServerError(
+            f"nav's daemon sent a result for `{method}` this nav cannot read ({type(exc).__name__}: "
+            f"{shorten(str(exc))}); restart it with `nav daemon stop`"
+        ) from None
+
+
 class DaemonClient:
     """Talks JSON-RPC 2.0 to the root's daemon over its Unix socket."""
 
@@ -145,7 +170,9 @@ class DaemonClient:
             self.root = Path(root).resolve()
             is_dir = self.root.is_dir()
         except OSError as exc:  # e.g. a name longer than the file system allows
-            raise nav_errors.UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
+            raise nav_errors.UsageError(
+                f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}"
+            ) from None
         if not is_dir:
             raise nav_errors.UsageError(
                 f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder"
@@ -275,29 +302,9 @@ class DaemonClient:
         return self._reply(method, line)
 
     def _reply(self, method: str, line: bytes) -> Any:
-        """Read one reply line, trusting nothing: a daemon (or whatever answers on the socket)
-        that sends too much, bad JSON or the wrong shape gets a clear error, not a traceback."""
         if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
             self.close()  # the rest of that line is still in the socket: this connection is done
-            raise ServerError(f"nav's daemon sent a reply to `{method}` larger than {MAX_REPLY_BYTES:,} bytes")
-        try:
-            reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
-        except WireError as exc:
-            raise ServerError(f"nav's daemon sent an unreadable reply to `{method}`: {exc.message}") from None
-        if not isinstance(reply, dict) or ("error" not in reply and "result" not in reply):
-            raise ServerError(f"nav's daemon sent an unexpected reply to `{method}`: {shorten(reply)}")
-        if "error" in reply:
-            _raise_remote(reply["error"])
-        result = reply["result"]
-        if not isinstance(result, dict):
-            raise ServerError(f"nav's daemon sent an unexpected result for `{method}`: {shorten(result)}")
-        try:
-            return decode(result)
-        except (TypeError, ValueError, KeyError, AttributeError, ImportError) as exc:
-            raise ServerError(
-                f"nav's daemon sent a result for `{method}` this nav cannot read ({type(exc).__name__}: "
-                f"{shorten(str(exc))}); restart it with `nav daemon stop`"
-            ) from None
+        return read_reply(method, line)
 
     # -- the Navigator's verbs -------------------------------------------------------------
 

@@ -10,7 +10,7 @@ before it binds the socket, so of two daemons started at once one serves and the
 other exits; a socket left behind by a killed daemon is removed by the next one.
 The starter learns the outcome from a pipe (``ready`` / ``busy``), never by sleeping.
 
-Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.daemon
+Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.frontends.daemon
 ROOT`` runs one in the foreground.
 """
 
@@ -32,15 +32,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from navigator.paths import (
-    DaemonPaths,
-    daemon_paths,
-    ensure_nav_dir,
-    ensure_socket_dir,
-    flock_within,
-    open_private,
-)
-from navigator.wire import (
+from navigator.frontends.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -51,6 +43,14 @@ from navigator.wire import (
     dumps,
     encode,
     loads,
+)
+from navigator.paths import (
+    DaemonPaths,
+    daemon_paths,
+    ensure_nav_dir,
+    ensure_socket_dir,
+    flock_within,
+    open_private,
 )
 from storage.errors import NavError, shorten
 
@@ -182,7 +182,9 @@ class Daemon:
             os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
             info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
             with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)}))
+                fh.write(
+                    json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)})
+                )
             if self.warm_servers:
                 self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
@@ -255,7 +257,9 @@ class Daemon:
             if self._stop.is_set() or self.servers.get(language) in ("starting", "ready"):
                 continue
             self.servers[language] = "starting"
-            threading.Thread(target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True).start()
+            threading.Thread(
+                target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True
+            ).start()
 
     def _warm_one(self, language: str) -> None:
         try:
@@ -331,7 +335,11 @@ class Daemon:
             if self._embed_wake.wait(timeout=5.0):
                 self._embed_wake.clear()
                 return self.requests
-            if not self.watching and self.requests != requests_seen and time.monotonic() - self.last_activity > 60:
+            if (
+                not self.watching
+                and self.requests != requests_seen
+                and time.monotonic() - self.last_activity > 60
+            ):
                 return self.requests
         return requests_seen
 
@@ -649,7 +657,11 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             with contextlib.suppress(OSError):
                 request.settimeout(1.0)
                 request.sendall(
-                    dumps(_error(None, SERVER_BUSY, f"too many connections (at most {MAX_CONNECTIONS}); try again"))
+                    dumps(
+                        _error(
+                            None, SERVER_BUSY, f"too many connections (at most {MAX_CONNECTIONS}); try again"
+                        )
+                    )
                 )
             self.shutdown_request(request)
             return
@@ -716,7 +728,9 @@ class _Handler(socketserver.StreamRequestHandler):
             data = dumps(reply)
         except (TypeError, ValueError) as exc:  # a result JSON cannot carry: say so, keep serving
             log.error("cannot encode the reply to request %r: %s", reply.get("id"), exc)
-            data = dumps(_error(reply.get("id"), INTERNAL_ERROR, f"cannot encode the reply: {shorten(str(exc))}"))
+            data = dumps(
+                _error(reply.get("id"), INTERNAL_ERROR, f"cannot encode the reply: {shorten(str(exc))}")
+            )
         try:
             self.wfile.write(data)
             self.wfile.flush()
@@ -759,7 +773,9 @@ def early_pool(root: Path, index_db: Path) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m navigator.daemon", description="Run nav's daemon for ROOT.")
+    ap = argparse.ArgumentParser(
+        prog="python -m navigator.frontends.daemon", description="Run nav's daemon for ROOT."
+    )
     ap.add_argument("root", type=Path)
     ap.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S)
     ap.add_argument("--no-watch", action="store_true")

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from navigator import display
+from navigator.frontends import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
 from storage.errors import NavError, shorten
@@ -83,7 +83,7 @@ class Ctx:
             from navigator.paths import daemon_possible
 
             if self.use_daemon and daemon_possible(self.root):  # a read-only .nav: in-process
-                from navigator.client import DaemonClient
+                from navigator.frontends.client import DaemonClient
 
                 self._nav = DaemonClient(self.root)
             else:
@@ -565,7 +565,7 @@ def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json:
 @click.pass_obj
 def lsp(obj: Ctx) -> None:
     """Serve nav as a language server over stdio, for editors (workspace/symbol, definition, ...)."""
-    from navigator.editor import serve_stdio
+    from navigator.frontends.editor import serve_stdio
 
     # the index and model come from the root's daemon (shared with the CLI and agents); the
     # language servers that see the editor's unsaved buffers run in this process
@@ -577,7 +577,7 @@ def lsp(obj: Ctx) -> None:
 @handle_errors
 def mcp(obj: Ctx) -> None:
     """Serve nav's verbs as MCP tools over stdio (find, refs, def, callers, search, outline, map)."""
-    from navigator.mcp_server import serve_stdio
+    from navigator.frontends.mcp_server import serve_stdio
 
     serve_stdio(obj.nav())
 
@@ -613,7 +613,7 @@ def daemon() -> None:
 def daemon_start(obj: Ctx, idle_timeout: float | None) -> None:
     """Start the daemon for the root (no-op if one runs)."""
     from navigator import checks
-    from navigator.client import start_daemon
+    from navigator.frontends.client import start_daemon
 
     if idle_timeout is not None:
         idle_timeout = checks.seconds(idle_timeout, what="--idle-timeout", low=1, high=7 * 86400)
@@ -626,7 +626,7 @@ def daemon_start(obj: Ctx, idle_timeout: float | None) -> None:
 @handle_errors
 def daemon_stop(obj: Ctx) -> None:
     """Stop the root's daemon, if one runs."""
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
 
     client = DaemonClient(obj.root, autostart=False)
     try:
@@ -642,7 +642,7 @@ def daemon_stop(obj: Ctx) -> None:
 @handle_errors
 def daemon_status(obj: Ctx, as_json: bool) -> None:
     """Show whether a daemon serves the root: pid, uptime, requests, memory."""
-    from navigator.client import DaemonClient
+    from navigator.frontends.client import DaemonClient
     from storage.errors import ServerError
 
     client = DaemonClient(obj.root, autostart=False)

@@ -64,8 +64,8 @@ from pygls.server import LanguageServer
 
 from lsp.positions import from_lsp, to_lsp
 from navigator.confine import confine, read_text_inside
-from navigator.editor_buffers import Buffers, BufferTable, LineMap
-from navigator.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
+from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
+from navigator.frontends.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
 from navigator.results import Hit, Symbol, to_data
 from semantic.languages import detect_language
 from storage.errors import NavError, OutsideRootError, UsageError
@@ -134,7 +134,7 @@ class RootEngine:
         if nav_factory is not None:
             self.remote = nav_factory(root)
         elif use_daemon:
-            from navigator.client import DaemonClient
+            from navigator.frontends.client import DaemonClient
 
             self.remote = DaemonClient(root)
         # the index, read here (the daemon keeps it fresh; without it, each query refreshes it)

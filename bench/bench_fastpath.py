@@ -1,0 +1,98 @@
+"""Benchmark: a fresh warm ``nav refs NAME`` process against ``rg -w NAME``, interleaved in one run,
+optionally beside an older checkout's ``nav`` (to measure a change to the CLI's hot path).
+
+Usage::
+
+    .venv/bin/python bench/bench_fastpath.py [--runs 60] [--baseline-tree DIR] CORPUS NAME
+
+The corpus is copied to a temporary folder and indexed; this checkout's daemon serves it (both
+``nav``s talk to the same warm daemon, so only the client process differs). ``DIR`` is another
+commit's tree (``git archive REV | tar -x -C DIR``). Each round runs ``rg``, ``nav`` and the
+baseline ``nav`` once, in that order; the table gives p50 / p90 and, per round, the ratio to the
+``rg`` run of the same round: its median with a bootstrap 95% interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = "import sys; from navigator.frontends.entry import run; sys.exit(run())"  # pip's `nav`
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t) * 1e3
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+
+
+def ci(xs: list[float], *, reps: int = 2000, seed: int = 7) -> tuple[float, float]:
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(reps))
+    return meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("name")
+    ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument(
+        "--baseline-tree", type=Path, help="an older checkout's tree, for its `nav` beside this one"
+    )
+    args = ap.parse_args()
+    if shutil.which("rg") is None:
+        sys.exit("ripgrep (rg) is the baseline: apt-get install ripgrep")
+    tmp = Path(tempfile.mkdtemp(prefix="nav-fastpath-"))
+    root = tmp / args.corpus.name
+    shutil.copytree(args.corpus, root, ignore=shutil.ignore_patterns(".nav"))
+    base_env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    env = {**base_env, "PYTHONPATH": str(REPO)}
+    navs = {"nav": ([sys.executable, "-c", SCRIPT, "refs", args.name], env)}
+    if args.baseline_tree:
+        old_env = {**base_env, "PYTHONPATH": str(args.baseline_tree.resolve())}
+        navs["baseline nav"] = ([sys.executable, "-c", SCRIPT, "refs", args.name], old_env)
+    nav = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root)]
+    try:
+        subprocess.run([*nav, "index", "--no-embed"], env=env, check=True, capture_output=True)
+        for _ in range(3):  # the daemon starts, its language server loads, the answer is warm
+            subprocess.run(navs["nav"][0], cwd=root, env=env, check=True, capture_output=True)
+        times: dict[str, list[float]] = {"rg": [], **{k: [] for k in navs}}
+        for _ in range(args.runs):
+            times["rg"].append(timed(["rg", "-w", args.name, "."], root, env))
+            for k, (cmd, e) in navs.items():
+                times[k].append(timed(cmd, root, e))
+    finally:
+        subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    row: dict[str, object] = {"corpus": args.corpus.name, "name": args.name, "runs": args.runs}
+    print(f"{args.corpus.name}, `refs {args.name}`, {args.runs} rounds")
+    print("| process | p50 / p90 | ratio to rg, per round: median [95% CI] |")
+    print("|---|---|---|")
+    for k, xs in times.items():
+        ratios = [x / g for x, g in zip(xs, times["rg"], strict=True)]
+        lo, hi = ci(ratios)
+        row[k] = {"p50": round(statistics.median(xs), 1), "p90": round(pct(xs, 0.9), 1),
+                  "ratio": round(statistics.median(ratios), 2), "ci": [round(lo, 2), round(hi, 2)]}  # fmt: skip
+        shown = "1" if k == "rg" else f"{statistics.median(ratios):.2f}× [{lo:.2f}, {hi:.2f}]"
+        print(f"| {k} | {statistics.median(xs):.1f} / {pct(xs, 0.9):.1f} ms | {shown} |")
+    print(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+"""The ``nav`` console script: a fast path for the hottest queries, else the click CLI.
+
+``nav def|refs|callers|callees|impl NAME [--json]`` (optionally after ``-C ROOT``) is what
+agents run most, and against a warm daemon most of its time is Python start-up and
+imports (click alone was ~50 ms). These exact shapes are answered here, with the same output,
+messages and exit codes as the click commands (both print through
+:mod:`navigator.frontends.display`). A running daemon is asked over ``_socket`` with
+:mod:`navigator.frontends.fastjson` and its reply printed field by field: no ``typing``,
+``dataclasses``, ``pathlib`` or ``json`` is imported (``bench/bench_fastpath.py`` times it
+against ``rg -w``). Anything unusual goes to :class:`~navigator.frontends.client.DaemonClient`,
+which starts a daemon, retries, and names what is wrong. Anything else — another option, help,
+``--no-daemon`` or ``NAV_NO_DAEMON=1`` — goes to the click CLI unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing's: this module's imports are the fast path's start-up time
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+# command -> (Navigator verb, what the hits are called, takes deadline/limit keywords)
+_HOT: dict[str, tuple[str, str, bool]] = {
+    "def": ("definitions", "definitions", False),
+    "refs": ("references", "refs", True),
+    "callers": ("callers", "callers", True),
+    "callees": ("callees", "callees", True),
+    "impl": ("implementations", "impl", True),
+}
+_DEADLINE_S = 30.0  # the click commands' default --deadline
+
+# Copies of the engine's constants and result fields, so the lean path imports none of it;
+# tests/test_entry_fast.py holds each one equal to its original.
+_NAV_DIR = ".nav"  # navigator.paths.NAV_DIR
+_MAX_SOCKET_PATH = 100  # navigator.paths._MAX_SOCKET_PATH
+_REQUEST_TIMEOUT_S = 300.0  # navigator.frontends.client.REQUEST_TIMEOUT_S
+_MAX_REPLY_BYTES = 256 * 1024 * 1024  # navigator.frontends.wire.MAX_REPLY_BYTES
+_RESPONSE = ("items", "complete", "reason", "source", "elapsed_ms", "notes")
+_ITEMS = {
+    "navigator.results:Symbol": (
+        "name", "qualified_name", "kind", "path", "line", "col", "end_line", "end_col",
+        "signature", "language", "container", "docstring",
+    ),
+    "navigator.results:Hit": (
+        "path", "line", "col", "end_line", "end_col", "code", "symbol", "is_definition",
+        "provenance", "kind",
+    ),
+}  # fmt: skip
+
+
+def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
+    """(root, command, name, as_json) for a hot shape, else None."""
+    args = list(argv)
+    root: str | None = None
+    if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
+        root, args = args[1], args[2:]
+    elif args and args[0].startswith("--root="):
+        root, args = args[0].split("=", 1)[1], args[1:]
+    if not args or args[0] not in _HOT:
+        return None
+    command, rest = args[0], args[1:]
+    as_json = "--json" in rest
+    rest = [a for a in rest if a != "--json"]
+    if len(rest) != 1 or rest[0].startswith("-") or not rest[0].strip():
+        return None  # options, help, no name or several: the click CLI says what is wrong
+    return root, command, rest[0], as_json
+
+
+def find_root(start: str) -> str:
+    """:func:`navigator.paths.find_root` on strings: the nearest ancestor with a ``.nav`` index,
+    else with ``.git``, else ``start`` (resolved)."""
+    start = os.path.realpath(start)
+    for marker in (_NAV_DIR, ".git"):
+        cand = start
+        while True:
+            if os.path.exists(os.path.join(cand, marker)):
+                return cand
+            parent = os.path.dirname(cand)
+            if parent == cand:
+                break
+            cand = parent
+    return start
+
+
+def daemon_possible(root: str) -> bool:
+    """:func:`navigator.paths.daemon_possible` on strings."""
+    folder = os.path.join(root, _NAV_DIR)
+    try:
+        probe = folder if os.path.isdir(folder) else root
+        if not os.access(probe, os.W_OK):
+            return False
+        return not os.statvfs(probe).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
+    """One request to the root's running daemon over ``_socket`` and ``_json`` alone: the reply
+    line, or None when :class:`~navigator.frontends.client.DaemonClient` must take over (no
+    daemon yet or a stale socket: it starts one; a deep root whose socket lives elsewhere;
+    another user's socket: it refuses, saying why; the daemon died mid-request: it restarts it
+    and asks again)."""
+    import _socket
+
+    from navigator.frontends import fastjson
+
+    sock_path = os.path.join(root, _NAV_DIR, "daemon.sock")
+    if len(os.fsencode(sock_path)) > _MAX_SOCKET_PATH:
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        try:
+            sock.connect(sock_path)
+        except OSError:
+            return None
+        option = getattr(_socket, "SO_PEERCRED", None)
+        if option is not None:  # struct ucred: pid, uid, gid as native ints
+            creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+            if int.from_bytes(creds[4:8], sys.byteorder, signed=True) != os.getuid():
+                return None
+        sock.settimeout(_REQUEST_TIMEOUT_S)
+        msg = {"jsonrpc": "2.0", "id": 1, "method": verb, "params": params}
+        try:
+            sock.sendall(fastjson.dumps(msg, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
+        except (TypeError, ValueError):
+            return None  # e.g. a name JSON cannot carry: the client says so
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                chunk = sock.recv(1 << 20)
+            except TimeoutError:
+                from storage.errors import DeadlineError
+
+                raise DeadlineError(
+                    f"nav's daemon did not answer `{verb}` within {_REQUEST_TIMEOUT_S:.0f} s"
+                ) from None
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            size += len(chunk)
+            if b"\n" in chunk or size > _MAX_REPLY_BYTES:
+                break
+        data = b"".join(chunks)
+        end = data.find(b"\n")
+        return data[: end + 1] if end >= 0 else data
+    except (BrokenPipeError, ConnectionResetError):
+        return None
+    finally:
+        sock.close()
+
+
+class _Row:
+    """A result object read straight from the reply (the fields of a ``navigator.results`` type)."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.__dict__.update(fields)
+
+
+def _view(line: bytes) -> tuple[_Row, Any] | None:
+    """The reply as (response, its JSON value) when it is a well-formed answer of this nav's
+    shape, else None (then :func:`navigator.frontends.client.read_reply` reads it, raising
+    the daemon's error or saying what is wrong with the reply)."""
+    from navigator.frontends import fastjson
+
+    if not line.endswith(b"\n") or len(line) > _MAX_REPLY_BYTES:
+        return None
+    try:
+        reply = fastjson.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
+    if not isinstance(env, dict) or env.get("type") != "navigator.results:Response":
+        return None
+    value = env.get("value")
+    if not isinstance(value, dict) or tuple(value) != _RESPONSE:
+        return None
+    items, notes = value["items"], value["notes"]
+    if not isinstance(items, list) or not isinstance(notes, list) or not isinstance(value["complete"], bool):
+        return None
+    fields = _ITEMS.get(env.get("item") or "")
+    rows = []
+    for item in items:
+        if fields is None or not isinstance(item, dict) or tuple(item) != fields:
+            return None
+        row = dict(item)
+        if "provenance" in row:
+            if not isinstance(row["provenance"], list):
+                return None
+            row["provenance"] = tuple(row["provenance"])
+        rows.append(_Row(row))
+    resp = _Row({**value, "items": tuple(rows), "notes": tuple(notes)})
+    return resp, value
+
+
+def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
+    out, err = sys.stdout, sys.stderr
+    color_out, color_err = out.isatty(), err.isatty()
+    verb, what, bounded = _HOT[command]
+    params: dict[str, object] = {"deadline_s": _DEADLINE_S, "limit": None} if bounded else {}
+    params["__args__"] = [name]
+    resp: Any = None
+    value: Any = None
+    try:
+        root = find_root(os.getcwd()) if not root_arg else _resolved_dir(root_arg)
+        line = _ask(root, verb, params) if root is not None else None
+        viewed = _view(line) if line is not None else None
+        if viewed is not None:
+            resp, value = viewed
+        elif line is not None:
+            from navigator.frontends.client import read_reply
+
+            resp = read_reply(verb, line)
+        else:
+            resp = _client_call(root_arg, root, verb, name, bounded)
+    except Exception as exc:
+        from storage.errors import NavError
+
+        if not isinstance(exc, NavError):
+            raise
+        from navigator.frontends import display
+
+        print(display.style(f"nav: {exc}", fg="red", color=color_err), file=err)
+        return exc.exit_code
+    return _print(resp, value, command, name, what, as_json, out, err, color_out, color_err)
+
+
+def _resolved_dir(root_arg: str) -> str | None:
+    """``-C ROOT`` resolved when it is a folder; None sends it to the client, which names
+    what is wrong with it."""
+    try:
+        root = os.path.realpath(root_arg)
+        return root if os.path.isdir(root) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _client_call(root_arg: str | None, root: str | None, verb: str, name: str, bounded: bool) -> Any:
+    """The whole client: starts a daemon when none runs, retries once when it died, and
+    says clearly what is wrong otherwise."""
+    from navigator.frontends.client import DaemonClient
+
+    client = None
+    try:
+        client = DaemonClient(root_arg or root or ".")
+        method = getattr(client, verb)
+        return method(name, deadline_s=_DEADLINE_S, limit=None) if bounded else method(name)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _print(
+    resp: Any,
+    value: Any,
+    command: str,
+    name: str,
+    what: str,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+    color_out: bool,
+    color_err: bool,
+) -> int:
+    if as_json:
+        if value is None:
+            from navigator.results import to_json
+
+            print(to_json(resp), file=out)
+        else:  # what to_json prints: the same fields in the same order, json.dumps's text
+            from navigator.frontends import fastjson
+
+            print(fastjson.dumps(value, ensure_ascii=False, allow_nan=True), file=out)
+        return 0
+    from navigator.frontends import display
+
+    if command == "def":
+        for sym in resp.items:
+            print(display.symbol_line(sym, color=color_out), file=out)
+        if len(resp.items) > 1:
+            print(
+                display.style(
+                    f"({len(resp.items)} definitions of `{name}`)", fg="bright_black", color=color_err
+                ),
+                file=err,
+            )
+    else:
+        if len(resp.items) > display.SHRINK_ABOVE:
+            for line in display.counts_per_file(resp.items, what, color=color_out):
+                print(line, file=out)
+        else:
+            for hit in resp.items:
+                print(display.hit_line(hit, color=color_out), file=out)
+        if not resp.items:
+            print(display.style(f"no {what} for `{name}`", fg="yellow", color=color_err), file=err)
+    for line in display.incomplete_lines(resp, color=color_err):
+        print(line, file=err)
+    return 0
+
+
+def run() -> None:  # pragma: no cover - console-script entry; tested through subprocesses
+    parsed = None
+    if os.environ.get("NAV_NO_DAEMON") not in ("1", "true", "yes"):
+        parsed = _parse(sys.argv[1:])
+    if parsed is not None and not daemon_possible(parsed[0] or find_root(os.getcwd())):
+        parsed = None  # no daemon can live in a read-only .nav: the click CLI runs in-process
+    if parsed is None:
+        from navigator.frontends.cli import run as click_run
+
+        click_run()
+        return
+    try:
+        code = _fast(*parsed)
+    except KeyboardInterrupt:
+        print("nav: interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = 1
+    os._exit(code)  # nothing of ours runs in this process: skip the interpreter's teardown
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()

@@ -1,0 +1,158 @@
+"""The package's layering, read from the source (DESIGN: the front ends live in
+``navigator/frontends/`` and import the engine, never the other way round; the engine's own
+imports point one way).
+
+Every ``import`` statement counts, at module level or inside a function, except those under
+``if TYPE_CHECKING:`` — which the engine is asked not to need for a cycle either (see
+``test_engine_has_no_type_checking_cycles``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+NAVIGATOR = Path(__file__).resolve().parent.parent / "navigator"
+FRONTENDS = NAVIGATOR / "frontends"
+
+
+def _engine_modules() -> dict[str, Path]:
+    return {f"navigator.{p.stem}": p for p in sorted(NAVIGATOR.glob("*.py")) if p.stem != "__init__"}
+
+
+def _frontend_modules() -> dict[str, Path]:
+    return {
+        f"navigator.frontends.{p.stem}": p for p in sorted(FRONTENDS.glob("*.py")) if p.stem != "__init__"
+    }
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, *, type_checking: bool) -> set[str]:
+    """The ``navigator`` modules ``path`` imports; ``type_checking`` says whether imports
+    under ``if TYPE_CHECKING:`` count."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "navigator")
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and (node.module or "").startswith("navigator")
+        ):
+            assert node.module is not None
+            found.add(node.module)
+            # `from navigator import checks` / `from navigator.frontends import display`
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _is_frontend(module: str) -> bool:
+    return module == "navigator.frontends" or module.startswith("navigator.frontends.")
+
+
+def _graph(*, type_checking: bool) -> dict[str, set[str]]:
+    engine = _engine_modules()
+    return {
+        name: {m for m in _imports(path, type_checking=type_checking) if m in engine and m != name}
+        for name, path in engine.items()
+    }
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of modules (first == last), or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := dfs(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := dfs(node)):
+            return found
+    return None
+
+
+def test_the_front_ends_have_a_package_of_their_own() -> None:
+    fronts = set(_frontend_modules())
+    for name in ("cli", "entry", "daemon", "client", "wire", "editor", "mcp_server", "display", "textout"):
+        assert f"navigator.frontends.{name}" in fronts
+        assert not (NAVIGATOR / f"{name}.py").exists(), f"navigator/{name}.py is a front end"
+
+
+def test_the_engine_never_imports_a_front_end() -> None:
+    bad = {
+        name: sorted(m for m in _imports(path, type_checking=True) if _is_frontend(m))
+        for name, path in _engine_modules().items()
+    }
+    bad = {k: v for k, v in bad.items() if v}
+    assert not bad, f"engine modules import front ends: {bad}"
+    init = _imports(NAVIGATOR / "__init__.py", type_checking=True)
+    assert not any(_is_frontend(m) for m in init)
+    # nor do the layers below it (storage, lsp, semantic)
+    for pkg in ("storage", "lsp", "semantic"):
+        for path in sorted((NAVIGATOR.parent / pkg).rglob("*.py")):
+            hits = sorted(m for m in _imports(path, type_checking=True) if _is_frontend(m))
+            assert not hits, f"{path.relative_to(NAVIGATOR.parent)} imports front ends: {hits}"
+
+
+def test_engine_imports_point_one_way() -> None:
+    cycle = _cycle(_graph(type_checking=False))
+    assert cycle is None, "import cycle among navigator's engine modules: " + " -> ".join(cycle or [])
+
+
+def test_engine_has_no_type_checking_cycles() -> None:
+    cycle = _cycle(_graph(type_checking=True))
+    assert cycle is None, "import cycle (through TYPE_CHECKING imports): " + " -> ".join(cycle or [])
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, None),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, ["a", "b", "c", "a"]),
+        ({"a": set(), "b": {"b"}}, ["b", "b"]),
+    ],
+)
+def test_cycle_finder(graph: dict[str, set[str]], expected: list[str] | None) -> None:
+    assert _cycle(graph) == expected
+
+
+def test_import_reader_sees_function_level_and_skips_type_checking(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from navigator import checks\n"
+        "if TYPE_CHECKING:\n    from navigator.api import Navigator\n"
+        "def f():\n    from navigator.frontends.cli import run\n    import navigator.find\n",
+        encoding="utf-8",
+    )
+    without = _imports(src, type_checking=False)
+    assert {"navigator.checks", "navigator.frontends.cli", "navigator.find"} <= without
+    assert "navigator.api" not in without
+    assert "navigator.api" in _imports(src, type_checking=True)
