@@ -103,17 +103,22 @@ def indexed_files(root: Path) -> int:
         return 0
 
 
+FIRST_INDEX_FILES = 1200
+"""Six batches of 200 files: the first commit comes long before the last (with 220 files the
+second, last batch followed the first within milliseconds, and a kill sometimes landed after it)."""
+
+
 def kill_after_first_batch(root: Path) -> None:
     """kill -9 a first `nav index` once it has committed some files, before it finishes."""
     proc = start_index(root)
     wait_until(lambda: indexed_files(root) > 0 or proc.poll() is not None, 120, "a first batch committed")
     proc.kill()
     proc.communicate(timeout=30)
-    assert 0 < indexed_files(root) < FILES, "the kill should land mid-run"
+    assert 0 < indexed_files(root) < FIRST_INDEX_FILES, "the kill should land mid-run"
 
 
 def test_an_answer_from_a_killed_first_index_says_it_is_unfinished(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", files=FILES)
+    root = make_repo(tmp_path / "repo", files=FIRST_INDEX_FILES)
     kill_after_first_batch(root)
     # `nav def` reads the index as it is (refresh off, as the daemon does with its watcher)
     from navigator.api import Navigator
@@ -140,7 +145,7 @@ def test_an_answer_from_a_killed_first_index_says_it_is_unfinished(tmp_path: Pat
 
 
 def test_cli_def_after_a_killed_first_index_says_so(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", files=FILES)
+    root = make_repo(tmp_path / "repo", files=FIRST_INDEX_FILES)
     kill_after_first_batch(root)
     # another process holds the index lock, so the query cannot complete the run first
     import fcntl

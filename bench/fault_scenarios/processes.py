@@ -147,7 +147,7 @@ def killed_first_index(workdir: Path) -> list[FaultResult]:
     honest = recovered = 0
     repeats = 2
     for rep in range(repeats):
-        root = make_repo(workdir / f"repo{rep}", files=FILES, seed=rep)
+        root = make_repo(workdir / f"repo{rep}", files=6 * FILES, seed=rep)  # many batches: the kill lands mid-run
         proc = subprocess.Popen(
             nav_cmd(root, "index"), env=nav_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
