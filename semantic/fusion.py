@@ -173,12 +173,20 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
 
 
 _STEM_SKIP = frozenset({"__init__", "index", "main", "mod", "lib", "init", "utils", "util", "types", "base"})
+_MODULE_FILES = frozenset({"__init__", "mod", "index"})
+MODULE_STEM = True
+"""A package's module file (``extract/mod.rs``, ``voxel/__init__.py``, ``router/index.ts``) is
+named by its folder: its stem for :func:`stem_match` is the folder's name."""
 
 
 def stem_match(path: str, terms: QueryTerms) -> bool:
-    """True when the file's stem (``sessions`` in ``flask/sessions.py``) is a query word."""
-    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    if not name or name.lower() in _STEM_SKIP:
+    """True when the file's stem (``sessions`` in ``flask/sessions.py``; a module file's
+    folder, see :data:`MODULE_STEM`) is a query word."""
+    parts = path.rsplit("/", 2)
+    name = parts[-1].split(".", 1)[0]
+    if MODULE_STEM and name in _MODULE_FILES and len(parts) > 1:
+        name = parts[-2]
+    if not name or name.lower() in _STEM_SKIP or name.lower() == "src":
         return False
     words = split_identifier(name)
     if not words:

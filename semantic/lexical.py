@@ -327,10 +327,24 @@ def _words_of(tokens: Sequence[str]) -> list[str]:
     return words
 
 
+ISSUE_TAGS = True
+"""Drop an issue title's leading tags (``[Bug]``, ``ENH:``, ``Feature Request:``, ``v1:``):
+they say what kind of issue it is, not where the code is (``bug`` matched ``bug_report.yaml``)."""
+_ISSUE_TAG = re.compile(r"^(?:\s*(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*)?:(?=\s)))+")
+
+
+def strip_issue_tags(text: str) -> str:
+    """``"[Bug] ENH: x y"`` -> ``"x y"``; a text that is nothing but tags is kept whole."""
+    rest = _ISSUE_TAG.sub("", text, count=1).lstrip()
+    return rest if rest.strip() else text
+
+
 def query_terms(text: str) -> QueryTerms:
     """Analyse a query. A short one: its words and code-looking tokens. A long one (more
     than :data:`LONG_QUERY_WORDS` content words: issue text): the names and paths it
     mentions lead, and its prose words wait for :func:`cap_terms`."""
+    if ISSUE_TAGS:
+        text = strip_issue_tags(text)
     tokens = _TOKEN.findall(text)
     words = _words_of(tokens)
     named = mentions(text)
