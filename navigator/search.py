@@ -63,6 +63,9 @@ of its uses they hold — the named definitions' neighbourhood in the syntax ref
 Off: measured on the issue-localization dev set, see bench/README.md."""
 DEPTH = 50
 """Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
+CODE_INFILE_FILES = 3
+"""The code view searches the best this-many files again on their own (BM25 restricted to their
+paths: the ``infile`` leg, weighted by ``semantic.fusion.INFILE_WEIGHT``); 0 turns it off."""
 VIEWS = ("files", "code")
 CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
 """Definitions the code view lists (constants and variables are read in their enclosing code)."""
@@ -717,6 +720,13 @@ class SemanticSearch:
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         if view == "code":
+            if CODE_INFILE_FILES and ("bm25" in legs):
+                first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta))
+                top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
+                if top:
+                    infile = [i for i, _ in bm25_chunks(self.store.conn, terms, limit=max(self.depth, k), paths=top)]
+                    chunk_legs = {**chunk_legs, "infile": infile}
+                    meta.update(self._meta([i for i in infile if i not in meta]))
             ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
             hits = self._code_hits(ranked, terms, k)
         else:
