@@ -190,9 +190,9 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
     folder, see :data:`MODULE_STEM`) is a query word."""
     parts = path.rsplit("/", 2)
     name = parts[-1].split(".", 1)[0]
-    if MODULE_STEM and name in _MODULE_FILES and len(parts) > 1:
+    if MODULE_STEM and name in _MODULE_FILES and len(parts) > 1 and parts[-2].lower() != "src":
         name = parts[-2]
-    if not name or name.lower() in _STEM_SKIP or name.lower() == "src":
+    if not name or name.lower() in _STEM_SKIP:
         return False
     words = split_identifier(name)
     if not words:
