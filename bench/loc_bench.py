@@ -33,6 +33,7 @@ Latency: warm ``search`` p50/p95 for the one-line queries, and for full-text que
 stand for a pasted issue; no labels are scored on these).
 
     python bench/loc_bench.py --split dev
+    python bench/loc_bench.py --split dev --fast --variants nav,issue-tags,infile   # tuning: variants only
     python bench/loc_bench.py --split check        # once, at the end
 """
 
