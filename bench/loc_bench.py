@@ -33,6 +33,7 @@ Latency: warm ``search`` p50/p95 for the one-line queries, and for full-text que
 stand for a pasted issue; no labels are scored on these).
 
     python bench/loc_bench.py --split dev
+    python bench/loc_bench.py --split dev --fast --variants nav,issue-tags,infile   # tuning: variants only
     python bench/loc_bench.py --split check        # once, at the end
 """
 
@@ -69,6 +70,25 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "no-said-parts": {(fusion, "SAID_PARTS"): False},
     "uses-leg": {(search_module, "USES_LEG"): True},
     "ipynb-as-code": {(fusion, "_PROSE_EXTENSIONS"): fusion._PROSE_EXTENSIONS - {"ipynb"}},
+    "max-chunk": {(fusion, "TOP_CHUNKS_PER_FILE"): 1},
+    "decay-0.5": {(fusion, "CHUNK_DECAY"): 0.5},
+    "top-5": {(fusion, "TOP_CHUNKS_PER_FILE"): 5},
+    "def-2.5": {(fusion, "DEFINITION_BOOST"): 2.5},
+    "test-0.1": {(fusion, "TEST_PENALTY"): 0.1},
+    "stem-2": {(fusion, "STEM_BOOST"): 2.0},
+    "issue-tags": {(lexical, "ISSUE_TAGS"): True},
+    "r2-words": {(lexical, "ISSUE_TAGS"): True, (lexical, "DROP_CONTRACTIONS"): True, (lexical, "DROP_LEAD_VERB"): True},
+    "module-stem": {(fusion, "MODULE_STEM"): True},
+    "drop-contractions": {(lexical, "DROP_CONTRACTIONS"): True},
+    "drop-lead-verb": {(lexical, "DROP_LEAD_VERB"): True},
+    "drop-digits": {(lexical, "DROP_SINGLE_DIGITS"): True},
+    "infile": {(search_module, "CODE_INFILE_FILES"): 3},
+    "infile-w1": {(search_module, "CODE_INFILE_FILES"): 3, (fusion, "INFILE_WEIGHT"): 1.0},
+    "infile-w0.25": {(search_module, "CODE_INFILE_FILES"): 3, (fusion, "INFILE_WEIGHT"): 0.25},
+    "infile-1": {(search_module, "CODE_INFILE_FILES"): 1},
+    "infile-5": {(search_module, "CODE_INFILE_FILES"): 5},
+    "rrf-30": {(fusion, "RRF_K"): 30},
+    "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0}},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 
@@ -181,6 +201,21 @@ class PlainBM25:
         return [self.spans[int(r[0])] for r in rows]
 
 
+def py_systems(search: SemanticSearch, q: str, defs: Defs, inst: dict[str, Any], base_py: PlainBM25) -> dict[str, Any]:
+    """The same systems over Python files only (the labels are Python files; an agent can
+    pass ``languages=["python"]``): closer to the issue's BM25 figures."""
+    bp_spans = base_py.search(q)
+    py = search.search(q, k=50, legs=LEXICAL, languages=["python"])
+    py_spans = [(h.path, h.start_line, h.end_line) for h in py.items]
+    py_code = search.search(q, k=50, legs=LEXICAL, languages=["python"], view="code")
+    pc_spans = [(h.path, h.start_line, h.end_line) for h in py_code.items]
+    return {
+        "py:nav-files": score(list(dict.fromkeys(p for p, _, _ in py_spans)), function_list(py_spans, defs), inst),
+        "py:nav-code": score(list(dict.fromkeys(p for p, _, _ in pc_spans)), function_list(pc_spans, defs, exact=True), inst),
+        "py:bm25": score(list(dict.fromkeys(p for p, _, _ in bp_spans)), function_list(bp_spans, defs), inst),
+    }
+
+
 def file_acc(files: list[str], gold: set[str], k: int) -> float:
     return 1.0 if gold & set(files[:k]) else 0.0
 
@@ -226,7 +261,13 @@ def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str,
 
 
 def run(
-    split: str, limit: int | None, long_per_repo: int, repos_arg: str, variants: list[str], with_vectors: bool = False
+    split: str,
+    limit: int | None,
+    long_per_repo: int,
+    repos_arg: str,
+    variants: list[str],
+    with_vectors: bool = False,
+    fast: bool = False,
 ) -> dict[str, Any]:
     instances = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
@@ -254,29 +295,19 @@ def run(
                 embed_s.append(time.perf_counter() - t0)
                 embedded.append(rep.embedded)
             defs = Defs(store.conn)
-            base = PlainBM25(store.conn)
-            base_py = PlainBM25(store.conn, ".py")
             q = inst["query"]
-            b_spans = base.search(q)
-            b_files = list(dict.fromkeys(p for p, _, _ in b_spans))
-            bp_spans = base_py.search(q)
-            row: dict[str, Any] = {
-                "id": inst["id"],
-                "repo": repo,
-                "bm25": score(b_files, function_list(b_spans, defs), inst),
-                "gold": inst["gold_files"],
-            }
-            # The same systems over Python files only (the labels are Python files; an agent
-            # can pass languages=["python"]): closer to the issue's BM25 figures.
-            py = search.search(q, k=50, legs=LEXICAL, languages=["python"])
-            py_spans = [(h.path, h.start_line, h.end_line) for h in py.items]
-            py_code = search.search(q, k=50, legs=LEXICAL, languages=["python"], view="code")
-            pc_spans = [(h.path, h.start_line, h.end_line) for h in py_code.items]
-            row["py:nav-files"] = score(list(dict.fromkeys(p for p, _, _ in py_spans)), function_list(py_spans, defs), inst)
-            row["py:nav-code"] = score(
-                list(dict.fromkeys(p for p, _, _ in pc_spans)), function_list(pc_spans, defs, exact=True), inst
-            )
-            row["py:bm25"] = score(list(dict.fromkeys(p for p, _, _ in bp_spans)), function_list(bp_spans, defs), inst)
+            row: dict[str, Any] = {"id": inst["id"], "repo": repo, "gold": inst["gold_files"]}
+            if fast:  # tuning runs: nav's variants only (no baselines, no Python-only systems)
+                long_per_repo = 0
+            else:
+                base = PlainBM25(store.conn)
+                base_py = PlainBM25(store.conn, ".py")
+                b_spans = base.search(q)
+                b_files = list(dict.fromkeys(p for p, _, _ in b_spans))
+                row["bm25"] = score(b_files, function_list(b_spans, defs), inst)
+                row.update(py_systems(search, q, defs, inst, base_py))
+                base.db.close()
+                base_py.db.close()
             for name in variants:
                 with variant(name):
                     t0 = time.perf_counter()
@@ -294,6 +325,8 @@ def run(
                 )
                 if name == "nav":
                     row["top"] = nav_files[:3]
+                    gold = set(inst["gold_files"])
+                    row["gold_rank"] = next((i + 1 for i, p in enumerate(nav_files) if p in gold), None)
             if with_vectors:  # every leg, the vector leg included (the default search)
                 fused = search.search(q, k=50)
                 f_spans = [(h.path, h.start_line, h.end_line) for h in fused.items]
@@ -310,13 +343,11 @@ def run(
                 t0 = time.perf_counter()
                 search.search(text, k=50, legs=LEXICAL)
                 lat_long.append((time.perf_counter() - t0) * 1e3)
-            base.db.close()
-            base_py.db.close()
         store.close()
         print(f"{repo}: {len(mine)} instances", file=sys.stderr, flush=True)
-    systems = [k for k in rows[0] if k.startswith(("nav-", "py:"))] + ["bm25"] if rows else []
+    systems = [k for k in rows[0] if k.startswith(("nav-", "py:")) or k == "bm25"] if rows else []
     summary = {s: {m: round(statistics.fmean(r[s][m] for r in rows), 3) for m in METRICS} for s in systems}
-    paired = {
+    paired = {} if fast else {
         s: {
             m: [round(x, 3) for x in bootstrap([r[s][m] - r["py:bm25" if s.startswith("py:") else "bm25"][m] for r in rows])]
             for m in METRICS
@@ -379,9 +410,10 @@ def main() -> None:
     ap.add_argument("--long-per-repo", type=int, default=2, help="full-text latency queries per repository")
     ap.add_argument("--variants", default="nav", help=f"comma-separated: {', '.join(VARIANTS)}")
     ap.add_argument("--vectors", action="store_true", help="also embed (default model) and run every leg")
+    ap.add_argument("--fast", action="store_true", help="tuning: nav's variants only, no baselines or long queries")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","), args.vectors)
+    res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","), args.vectors, args.fast)
     print(render(res))
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))

@@ -433,6 +433,19 @@ def choose(repos: list[dict[str, Any]], names: str, languages: str, which: str) 
     return chosen
 
 
+def set_const(assignment: str) -> None:
+    """``semantic.fusion.STEM_BOOST=2.0``: set a module constant (a Python literal) for this run."""
+    import ast
+    import importlib
+
+    target, _, value = assignment.partition("=")
+    module_name, _, attr = target.rpartition(".")
+    module = importlib.import_module(module_name)
+    if not hasattr(module, attr):
+        raise SystemExit(f"--set-const {assignment[:100]}: {module_name} has no {attr!r}")
+    setattr(module, attr, ast.literal_eval(value))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repos", default="", help="comma-separated repo names (default: all 63)")
@@ -456,7 +469,16 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "results" / "semble63.json"))
     ap.add_argument("--merge", default="", help="comma-separated result files to combine into --out (no run)")
     ap.add_argument("--compare", default="", help="an earlier result file: add paired differences against it")
+    ap.add_argument(
+        "--set-const",
+        action="append",
+        default=[],
+        metavar="MODULE.NAME=VALUE",
+        help="tuning: set a ranking constant first, e.g. semantic.fusion.MODULE_STEM=False (repeatable)",
+    )
     args = ap.parse_args()
+    for assignment in args.set_const:
+        set_const(assignment)
     if args.merge:
         parts = [json.loads(Path(f).read_text()) for f in args.merge.split(",")]
         configs = parts[0]["configs"]

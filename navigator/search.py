@@ -63,6 +63,11 @@ of its uses they hold — the named definitions' neighbourhood in the syntax ref
 Off: measured on the issue-localization dev set, see bench/README.md."""
 DEPTH = 50
 """Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
+CODE_INFILE_FILES = 0
+"""When above 0, the code view searches the best this-many files again on their own (BM25
+restricted to their paths: the ``infile`` leg, weighted by ``semantic.fusion.INFILE_WEIGHT``).
+Measured and left off (bench/README.md, second round): on 166 issue-localization instances,
+3 files cost 0.036 file Acc@10 in the code view [−0.072, −0.006] for +0.007 function R@5."""
 VIEWS = ("files", "code")
 CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
 """Definitions the code view lists (constants and variables are read in their enclosing code)."""
@@ -717,6 +722,13 @@ class SemanticSearch:
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         if view == "code":
+            if CODE_INFILE_FILES and ("bm25" in legs):
+                first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta))
+                top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
+                if top:
+                    infile = [i for i, _ in bm25_chunks(self.store.conn, terms, limit=max(self.depth, k), paths=top)]
+                    chunk_legs = {**chunk_legs, "infile": infile}
+                    meta.update(self._meta([i for i in infile if i not in meta]))
             ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
             hits = self._code_hits(ranked, terms, k)
         else:
