@@ -196,57 +196,38 @@ class _GuardedCursor(sqlite3.Cursor):
     """A cursor whose file-level errors (damage, full disk, read-only) become nav's storage errors,
     wherever they surface: in ``execute`` or while rows are fetched."""
 
-    def _convert(self, exc: sqlite3.DatabaseError) -> BaseException:
-        conn = self.connection
-        err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
-        return exc if err is None else err
-
-    def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
         try:
-            super().execute(sql, parameters)
+            yield
         except sqlite3.DatabaseError as exc:
-            err = self._convert(exc)
-            if err is exc:
+            conn = self.connection
+            err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
+            if err is None:
                 raise
             raise err from exc
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
+        with self._guarded():
+            super().execute(sql, parameters)
         return self
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> _GuardedCursor:
-        try:
+        with self._guarded():
             super().executemany(sql, seq_of_parameters)
-        except sqlite3.DatabaseError as exc:
-            err = self._convert(exc)
-            if err is exc:
-                raise
-            raise err from exc
         return self
 
     def __next__(self) -> Any:
-        try:
+        with self._guarded():
             return super().__next__()
-        except sqlite3.DatabaseError as exc:
-            err = self._convert(exc)
-            if err is exc:
-                raise
-            raise err from exc
 
     def fetchone(self) -> Any:
-        try:
+        with self._guarded():
             return super().fetchone()
-        except sqlite3.DatabaseError as exc:
-            err = self._convert(exc)
-            if err is exc:
-                raise
-            raise err from exc
 
     def fetchall(self) -> list[Any]:
-        try:
+        with self._guarded():
             return super().fetchall()
-        except sqlite3.DatabaseError as exc:
-            err = self._convert(exc)
-            if err is exc:
-                raise
-            raise err from exc
 
 
 class _GuardedConnection(sqlite3.Connection):
