@@ -8,8 +8,11 @@ and the disk (what the CLI sees) must not change."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -237,17 +240,41 @@ async def test_type_hierarchy_answers_or_says_why(client: LanguageClient, worksp
         assert any("typehierarchy" in m.message.lower() for m in client.log_messages[before:])
 
 
-async def test_cancel_request_is_answered_at_once(client: LanguageClient) -> None:
-    # prose goes to search, which loads the embedding model in this process: seconds
-    future = asyncio.wrap_future(
-        client.protocol.send_request(
-            types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query="where do we place an order for a customer"),
-            msg_id="slow-1",
+def _stopped_server_worker() -> int:
+    """The basedpyright process doing the work under this test's `nav lsp` (a leaf of the tree)."""
+    import psutil
+
+    leaves = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if "basedpyright" in " ".join(p.cmdline()) and not p.children()
+    ]
+    assert len(leaves) == 1, [p.cmdline() for p in leaves]
+    return leaves[0].pid
+
+
+async def test_cancel_request_is_answered_at_once(client: LanguageClient, workspace: Path) -> None:
+    # a request only the managed server can answer, whose process is stopped: without the cancel it
+    # would wait for its deadline (seconds); the cancel must answer it at once
+    where = types.Position(line=5, character=4)  # create_sales_order's name
+    await client.text_document_hover_async(types.HoverParams(text_document=doc(workspace, "orders/service.py"), position=where))
+    worker = _stopped_server_worker()
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        future = asyncio.wrap_future(
+            client.protocol.send_request(
+                types.TEXT_DOCUMENT_HOVER,
+                types.HoverParams(text_document=doc(workspace, "orders/service.py"), position=where),
+                msg_id="slow-1",
+            )
         )
-    )
-    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-1"))
-    with pytest.raises(Exception, match="cancel"):
-        await asyncio.wait_for(future, 10.0)
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-1"))
+        started = time.monotonic()
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(future, 10.0)
+        assert time.monotonic() - started < 5.0
+    finally:
+        os.kill(worker, signal.SIGCONT)
 
 
 async def test_position_outside_the_document_is_a_clear_error(client: LanguageClient, workspace: Path) -> None:
