@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
-
-from semantic.embed import Embedder
 
 _ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -119,28 +114,3 @@ def clone(src: Path, dest: Path, *, rev: str | None = None) -> Path:
         git(dest, "checkout", "-q", rev)
         git(dest, "checkout", "-q", "-B", "main")
     return dest
-
-
-class CountingEmbedder:
-    """Wraps a real embedder and counts the texts it embeds (the test's 'encodes')."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.texts_embedded = 0
-        self.queries = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts_embedded += len(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        self.queries += 1
-        return self.inner.embed_query(text)

@@ -13,15 +13,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
+from counting import CountingEmbedder
 
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
-from semantic.embed import QUERY_THREADS, Embedder, SentenceTransformerEmbedder
+from semantic.embed import QUERY_THREADS, SentenceTransformerEmbedder
 from storage.db import Store
 
 FILES = {
@@ -70,31 +70,6 @@ def test_search_without_vectors_never_loads_the_model(tmp_path: Path) -> None:
     assert out["torch"] is False and out["st"] is False, "a search loaded the model it does not use"
 
 
-class CountingEmbedder:
-    """The real model, counting what it is asked to encode."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.documents = 0
-        self.queries = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.documents += len(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        self.queries += 1
-        return self.inner.embed_query(text)
-
-
 @pytest.fixture(scope="module")
 def model() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
@@ -115,14 +90,14 @@ def test_search_with_some_vectors_encodes_the_query_only(store: Store, model: Se
     counting = CountingEmbedder(model)
     search = SemanticSearch(store, embedder=counting)  # a new process's view: loads the saved vectors
     resp = search.search("retry a failed download", k=3)
-    assert counting.documents == 0 and counting.queries == 1
+    assert counting.texts_embedded == 0 and counting.queries == 1
     assert not resp.complete and "vectors for 2/4 chunks" in (resp.reason or "")
     assert any("vector" in h.ranks for h in resp.items)
     # Another process embeds the rest (`nav index --embed`); this one picks its saved vectors up
     # without the model.
     SemanticSearch(Store(store.path), embedder=model).sync()
     again = search.search("retry a failed download", k=3)
-    assert again.complete and counting.documents == 0 and counting.queries == 2
+    assert again.complete and counting.texts_embedded == 0 and counting.queries == 2
 
 
 @pytest.mark.slow

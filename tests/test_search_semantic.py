@@ -8,15 +8,15 @@ edits and deletes, the cache after a revert (no re-embedding), a model change, a
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
+from counting import CountingEmbedder
 
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
-from semantic.embed import Embedder, SentenceTransformerEmbedder
+from semantic.embed import SentenceTransformerEmbedder
 from storage.db import Store
 
 pytestmark = pytest.mark.slow
@@ -51,29 +51,6 @@ def zq_frobnicate_widget_cache(handle):
     return handle
 ''',
 }
-
-
-class CountingEmbedder:
-    """Wraps the real embedder and counts the texts it is asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.texts = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.texts += len(texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 @pytest.fixture(scope="module")
@@ -120,19 +97,19 @@ def test_vectors_follow_edits_deletes_and_reverts(repo: tuple[Path, Store], mode
     emb = CountingEmbedder(model)
     search = SemanticSearch(store, embedder=emb)
     first = search.sync()
-    assert first.complete and first.embedded == first.chunks == 4 and emb.texts == 4
+    assert first.complete and first.embedded == first.chunks == 4 and emb.texts_embedded == 4
 
     original = (root / "colors.py").read_text()
     (root / "colors.py").write_text(original.replace("rgb_to_hex", "rgb_to_css_hex"))
     index_root(root, store)
     edited = search.sync()
-    assert edited.embedded == 1 and edited.removed == 1 and edited.complete and emb.texts == 5
+    assert edited.embedded == 1 and edited.removed == 1 and edited.complete and emb.texts_embedded == 5
     assert search.search("rgb to css hex", k=1).items[0].symbol == "rgb_to_css_hex"
 
     (root / "colors.py").write_text(original)  # revert: the old vector comes from the cache
     index_root(root, store)
     reverted = search.sync()
-    assert reverted.embedded == 0 and reverted.from_cache == 1 and emb.texts == 5
+    assert reverted.embedded == 0 and reverted.from_cache == 1 and emb.texts_embedded == 5
 
     (root / "invoice.py").unlink()
     index_root(root, store)
@@ -142,7 +119,7 @@ def test_vectors_follow_edits_deletes_and_reverts(repo: tuple[Path, Store], mode
 
     # A new process loads the saved vectors and has nothing to do.
     again = SemanticSearch(store, embedder=emb).sync()
-    assert again.embedded == 0 and again.from_cache == 0 and again.vectors == 3 and emb.texts == 5
+    assert again.embedded == 0 and again.from_cache == 0 and again.vectors == 3 and emb.texts_embedded == 5
 
 
 def test_model_change_rebuilds_vectors_only(repo: tuple[Path, Store], model: SentenceTransformerEmbedder) -> None:
@@ -153,13 +130,13 @@ def test_model_change_rebuilds_vectors_only(repo: tuple[Path, Store], model: Sen
     assert other.model_id != model.model_id
     switched = SemanticSearch(store, embedder=other)
     report = switched.sync()
-    assert report.embedded == 4 and report.complete and other.texts == 4
+    assert report.embedded == 4 and report.complete and other.texts_embedded == 4
     assert [r[0] for r in store.conn.execute("SELECT id FROM chunks ORDER BY id")] == chunk_ids
     models = {r[0] for r in store.conn.execute("SELECT DISTINCT model FROM embeddings")}
     assert models == {model.model_id, other.model_id}
     # Switching back costs nothing: both models' vectors are cached and saved.
     back = CountingEmbedder(model)
-    assert SemanticSearch(store, embedder=back).sync().embedded == 0 and back.texts == 0
+    assert SemanticSearch(store, embedder=back).sync().embedded == 0 and back.texts_embedded == 0
 
 
 def test_incomplete_while_vectors_are_missing(repo: tuple[Path, Store], model: SentenceTransformerEmbedder) -> None:

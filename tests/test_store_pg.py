@@ -14,7 +14,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from conftest import PG_PASSWORD
-from store_repos import CountingEmbedder, clone, commit_change, git, make_repo
+from counting import CountingEmbedder
+from store_repos import clone, commit_change, git, make_repo
 
 from navigator.api import Navigator
 from navigator.config import load_config
