@@ -492,7 +492,7 @@ def def_(obj: Ctx, name: str, all_repos: bool, store_url: str | None, as_json: b
     for sym in resp.items:
         click.echo(_team_where(sym) + format_symbol(sym))
     if len(resp.items) > 1:
-        click.secho(f"({len(resp.items)} definitions of `{name}`)", fg="bright_black", err=True)
+        click.secho(f"({len(resp.items)} definitions of `{shorten(name)}`)", fg="bright_black", err=True)
     echo_incomplete(resp)
 
 
@@ -510,7 +510,7 @@ def symbols(obj: Ctx, pattern: str, limit: int, kinds: tuple[str, ...], as_json:
         echo_json(resp)
         return
     if not resp.items:
-        click.secho(f"no symbols match `{pattern}`", fg="yellow", err=True)
+        click.secho(f"no symbols match `{shorten(pattern)}`", fg="yellow", err=True)
         sys.exit(1)
     for sym in resp.items:
         click.echo(format_symbol(sym))
@@ -765,7 +765,7 @@ def _hits_command(verb: str, name: str, doc: str) -> None:
             for hit in resp.items:
                 click.echo(format_hit(hit))
         if not resp.items:
-            click.secho(f"no {name} for `{target}`", fg="yellow", err=True)
+            click.secho(f"no {name} for `{shorten(target)}`", fg="yellow", err=True)
         echo_incomplete(resp)
 
 

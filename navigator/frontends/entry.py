@@ -280,9 +280,11 @@ def _print(
         for sym in resp.items:
             print(display.symbol_line(sym, color=color_out), file=out)
         if len(resp.items) > 1:
+            from storage.errors import shorten  # only on this rarer path: the warm path stays light
+
             print(
                 display.style(
-                    f"({len(resp.items)} definitions of `{name}`)", fg="bright_black", color=color_err
+                    f"({len(resp.items)} definitions of `{shorten(name)}`)", fg="bright_black", color=color_err
                 ),
                 file=err,
             )
@@ -294,7 +296,9 @@ def _print(
             for hit in resp.items:
                 print(display.hit_line(hit, color=color_out), file=out)
         if not resp.items:
-            print(display.style(f"no {what} for `{name}`", fg="yellow", color=color_err), file=err)
+            from storage.errors import shorten  # only on this rarer path: the warm path stays light
+
+            print(display.style(f"no {what} for `{shorten(name)}`", fg="yellow", color=color_err), file=err)
     for line in display.incomplete_lines(resp, color=color_err):
         print(line, file=err)
     return 0
