@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -106,8 +107,9 @@ def _parse_job(job: _Job, chunk_budget: int) -> ParsedFile:
 _PR_SET_PDEATHSIG = 1
 
 
-def _worker_init(parent_pid: int) -> None:
-    """Runs first in every parse worker: die with the parent, leave signals to it.
+def _worker_init(owner_pid: int, forked: bool) -> None:
+    """Runs first in every parse worker: die with the owner (the indexing process), leave
+    signals to it.
 
     Forked workers inherit the parent's open descriptors, and with them its flock'd
     ``index.lock`` / ``daemon.lock`` and the daemon's socket. A worker that outlived a
@@ -115,6 +117,10 @@ def _worker_init(parent_pid: int) -> None:
     and the next query hang, so the kernel is asked to SIGKILL the worker when the thread
     that forked it ends (Linux ``PR_SET_PDEATHSIG``), and the worker exits at once if the
     parent is already gone (it died between fork and this call).
+
+    A worker started by a forkserver is not the owner's child, and it holds the write ends of
+    its own task pipe and of the forkserver's liveness pipe, so neither it nor the forkserver
+    ever sees the owner go: it watches the owner's pid itself (a pidfd) and exits when it ends.
     """
     import signal
 
@@ -128,8 +134,32 @@ def _worker_init(parent_pid: int) -> None:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         except (OSError, AttributeError) as exc:  # no prctl: the getppid check below still runs
             log.warning("cannot ask to die with the parent: %s", exc)
-    if os.getppid() != parent_pid:
+    if forked:
+        if os.getppid() != owner_pid:
+            os._exit(1)
+        return
+    threading.Thread(target=_exit_with, args=(owner_pid,), name="nav-owner-watch", daemon=True).start()
+
+
+def _exit_with(pid: int) -> None:
+    """End this process as soon as process ``pid`` has ended."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
         os._exit(1)
+    except (OSError, AttributeError):  # no pidfd (old kernel): poll
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+    select.select([fd], [], [])  # readable when the process has ended
+    os._exit(1)
 
 
 def _end_workers(pool: ProcessPoolExecutor, grace_s: float) -> None:
@@ -151,6 +181,23 @@ def _end_workers(pool: ProcessPoolExecutor, grace_s: float) -> None:
             proc.join(timeout=5)
 
 
+def _pool_context() -> tuple[multiprocessing.context.BaseContext, bool]:
+    """How to start parse workers: by a plain fork of this process (True) or not.
+
+    A plain fork is cheapest, but only safe from a single-threaded process: a fork copies every
+    lock as it is, and a lock another thread held at that instant stays held in the child for
+    ever. ``nav lsp`` reads stdin on a thread, so its forked workers hung closing their copy of
+    stdin and the first index of a big workspace never finished. With other threads running,
+    workers are forked by a forkserver (a fresh single-threaded process, which ends when its
+    workers have: see :func:`_worker_init`).
+    """
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork"), True
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["navigator.indexer"])
+    return context, False
+
+
 @contextmanager
 def _parse_all(
     jobs: list[_Job], chunk_budget: int, workers: int
@@ -164,11 +211,9 @@ def _parse_all(
     if len(jobs) < _POOL_MIN_FILES or workers <= 1:
         yield ((job, _parse_job(job, chunk_budget)) for job in jobs)
         return
+    context, forked = _pool_context()
     pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_worker_init,
-        initargs=(os.getpid(),),
+        max_workers=workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(), forked)
     )
     finished = False
     try:

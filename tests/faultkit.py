@@ -74,6 +74,41 @@ def rewrite_modules(root: Path, *, files: int, rng: random.Random, version: int)
         write_module(root, i, rng, version)
 
 
+def descendants(pid: int) -> list[int]:
+    """The live processes below ``pid``: its children, theirs (a forkserver's parse workers)..."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def parse_workers(pid: int) -> list[int]:
+    """The processes parsing for ``pid``'s index run: forked by it, or by its forkserver
+    (multiprocessing's forkserver and resource tracker count too: they must end with it)."""
+    return [p for p in descendants(pid) if "multiprocessing" in _cmdline(p) or _cmdline(p) == _cmdline(pid)]
+
+
+def workers_of(pid: int) -> list[int]:
+    """The parse workers themselves: ``pid``'s forked copies, or its forkserver's children."""
+    out = []
+    for kid in children(pid):
+        if _cmdline(kid) == _cmdline(pid):
+            out.append(kid)
+        elif "multiprocessing.forkserver" in _cmdline(kid):
+            out += children(kid)
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except OSError:
+        return ""
+
+
 def children(pid: int) -> list[int]:
     """The live (non-zombie) child processes of ``pid``, from /proc."""
     out = []

@@ -20,14 +20,15 @@ from pathlib import Path
 import pytest
 from faultkit import (
     alive,
-    children,
     lock_is_free,
     make_repo,
     nav_cmd,
     nav_env,
+    parse_workers,
     rewrite_modules,
     run_nav,
     wait_until,
+    workers_of,
 )
 
 FILES = 220
@@ -44,8 +45,8 @@ def kill_while_parsing(proc: subprocess.Popen[str], sig: int, rng: random.Random
     """Wait for the parse workers to exist, let a seeded random moment pass, send ``sig``.
 
     Returns the workers seen and the process's stderr."""
-    wait_until(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None, 60, "parse workers starting")
-    workers = children(proc.pid)
+    wait_until(lambda: len(workers_of(proc.pid)) >= 2 or proc.poll() is not None, 60, "parse workers starting")
+    workers = parse_workers(proc.pid)
     time.sleep(rng.uniform(0.0, 0.4))  # the injection point: a random moment of the run
     proc.send_signal(sig)
     try:
@@ -188,8 +189,8 @@ def test_kill_9_of_the_daemon_while_it_reindexes(tmp_path: Path) -> None:
         try:
             wait_until(lambda: (root / ".nav" / "daemon.json").exists(), 60, "the daemon listening")
             # its first sync re-parses every changed module through the pool
-            wait_until(lambda d=daemon: len(children(d.pid)) >= 2, 60, "the daemon's parse workers")
-            workers = children(daemon.pid)
+            wait_until(lambda d=daemon: len(workers_of(d.pid)) >= 2, 60, "the daemon's parse workers")
+            workers = parse_workers(daemon.pid)
             time.sleep(rng.uniform(0.0, 0.3))  # the injection point
             daemon.kill()
             daemon.wait(timeout=10)

@@ -22,14 +22,15 @@ from pathlib import Path
 from bench.fault_scenarios import FaultResult, Scenario
 from tests.faultkit import (
     alive,
-    children,
     lock_is_free,
     make_repo,
     nav_cmd,
     nav_env,
+    parse_workers,
     rewrite_modules,
     run_nav,
     wait_until,
+    workers_of,
 )
 
 AREA = "processes"
@@ -72,8 +73,8 @@ def _signal_index(workdir: Path, sig: int, repeats: int, seed: int) -> FaultResu
         )
         ok = True
         try:
-            wait_until(lambda p=proc: len(children(p.pid)) >= 2 or p.poll() is not None, 60, "workers")
-            workers = children(proc.pid)
+            wait_until(lambda p=proc: len(workers_of(p.pid)) >= 2 or p.poll() is not None, 60, "workers")
+            workers = parse_workers(proc.pid)
             time.sleep(rng.uniform(0.0, 0.4))  # the injection point: a random moment of the run
             proc.send_signal(sig)
             _, err = proc.communicate(timeout=30)
@@ -120,8 +121,8 @@ def kill9_daemon_reindexing(workdir: Path) -> list[FaultResult]:
         )
         ok = True
         try:
-            wait_until(lambda d=daemon: len(children(d.pid)) >= 2 or d.poll() is not None, 60, "workers")
-            workers = children(daemon.pid)
+            wait_until(lambda d=daemon: len(workers_of(d.pid)) >= 2 or d.poll() is not None, 60, "workers")
+            workers = parse_workers(daemon.pid)
             time.sleep(rng.uniform(0.0, 0.3))
             daemon.kill()
             daemon.wait(timeout=10)
