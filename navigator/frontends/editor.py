@@ -52,6 +52,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -76,6 +77,7 @@ T = TypeVar("T")
 
 INVALID_PARAMS = -32602
 DEADLINE_S = 30.0
+INDEX_WAIT_S = 20.0  # how long a request waits for a root's first index before answering anyway
 PUSH_DELAY_S = 0.1
 """A buffer's text goes to the servers this long after the last change (and before any request)."""
 WARM_LANGUAGES = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
@@ -141,6 +143,9 @@ class RootEngine:
         self.local = Navigator(root, refresh=self.remote is None)
         self.watching = False
         self._observer: Any = None
+        # set once the warm-up's first index of this root is done: until then, requests wait
+        # (bounded), so the first answers do not come from a half-built index without a word
+        self.indexed = threading.Event()
         self.table = BufferTable(NavigatorTable(self.local), self.buffers, follows_changes=False)
         self.exact = ExactNavigator(root, self.table, pool=pool)
         self.pool = pool
@@ -314,6 +319,25 @@ class NavLanguageServer(LanguageServer):
     async def progress_create(self, token: str) -> None:
         await self.lsp.progress.create_async(token)
 
+    async def wait_indexed(self, bound_s: float | None = None) -> None:
+        """Wait (at most ``bound_s``) for the first index of every root being warmed up; past
+        that, the editor is told once that answers may miss files not indexed yet."""
+        bound_s = INDEX_WAIT_S if bound_s is None else bound_s
+        until = time.monotonic() + bound_s
+        while True:
+            pending = [e for e in list(self.engines.values()) if not e.indexed.is_set()]
+            if not pending:
+                return
+            if time.monotonic() >= until:
+                for engine in pending:
+                    self.say_once(
+                        "indexing",
+                        f"{engine.root}: the first index is still being built; answers may miss files "
+                        "it has not reached yet",
+                    )
+                return
+            await asyncio.sleep(0.05)
+
     async def run(self, fn: Callable[[], T]) -> T:
         """Run blocking work off the protocol's loop (a cancel answers at once meanwhile)."""
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
@@ -365,6 +389,7 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(ls: NavLanguageServer, params: Any) -> Any:
         try:
             ls.flush_pushes()  # every buffer change reaches the servers before the request
+            await ls.wait_indexed()
             return await fn(ls, params)
         except NavError as err:
             raise _rpc_error(err) from None
@@ -869,9 +894,13 @@ async def _warm_up(ls: NavLanguageServer) -> None:
         return
     for root in roots:
         engine = ls.engine_for_root(root)
-        if engine.remote is not None or engine.local.refresh:
-            async with ls.work_progress("nav: indexing", str(root)) as report:
-                await ls.run(partial(_index, engine, report))
+        if not engine.indexed.is_set() and (engine.remote is not None or engine.local.refresh):
+            try:
+                async with ls.work_progress("nav: indexing", str(root)) as report:
+                    await ls.run(partial(_index, engine, report))
+            finally:
+                engine.indexed.set()
+        engine.indexed.set()
         await ls.run(engine.start_watching)
         try:
             languages: dict[str, int] = await ls.run(partial(_languages, engine))
