@@ -15,6 +15,7 @@ import hashlib
 import inspect
 import logging
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -48,6 +49,11 @@ MAX_PARSE_BYTES = 4_000_000
 
 MAX_AVG_LINE_BYTES = 1000
 """Files whose lines average more than this are minified or data; not worth a parse."""
+
+PARSE_CPU_BUDGET_S = 5.0
+"""CPU seconds one file's parse may take (a normal file takes milliseconds: ~10 MB/s). Some
+grammars are quadratic on some inputs (Python's on a function of 20,000 comment lines took
+40 s); past the budget the parse is cut off and the file chunked by line windows, with a note."""
 
 UNKNOWN_LANGUAGE = ""
 """``ParsedFile.language`` / ``Chunk.language`` of a file parsed with ``language=None``."""
@@ -262,7 +268,12 @@ def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: in
         return _fallback(path, language, text, budget, f"not parsed: {len(src.src)} bytes is over the limit")
     if len(src.src) > 100_000 and len(src.src) / len(src.lines) > MAX_AVG_LINE_BYTES:
         return _fallback(path, language, text, budget, "not parsed: looks minified (very long lines)")
-    tree: Tree = grammar.parser.parse(src.src)
+    tree = _parse_within(grammar.parser, src.src, PARSE_CPU_BUDGET_S)
+    if tree is None:
+        return _fallback(
+            path, language, text, budget,
+            f"not parsed: the {language} parser took over {PARSE_CPU_BUDGET_S:.0f} s of CPU on it",
+        )  # fmt: skip
     root = tree.root_node
     notes: list[str] = []
     if root.has_error:
@@ -279,6 +290,25 @@ def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: in
         parsed=True,
         notes=tuple(notes),
     )
+
+
+def _parse_within(parser: Parser, data: bytes, budget_s: float) -> Tree | None:
+    """The tree of ``data``, or None when parsing it takes more than ``budget_s`` of this
+    thread's CPU time (CPU, not wall time: a loaded machine does not cut normal files off)."""
+    start = time.thread_time()
+
+    def over_budget(*_: object) -> bool:
+        return time.thread_time() - start > budget_s
+
+    try:
+        # tree-sitter calls progress callbacks only when it reads through a callable
+        tree: Tree = parser.parse(lambda at, _point: data[at : at + 65536], progress_callback=over_budget)
+    except ValueError:  # the parse was cancelled (or failed): start the next one afresh
+        parser.reset()
+        if over_budget():
+            return None
+        raise
+    return tree
 
 
 # --------------------------------------------------------------------------- references

@@ -258,6 +258,22 @@ def test_long_minified_line_under_the_limit_is_fast() -> None:
     assert_covers(text, pf.chunks)
 
 
+def test_a_parse_over_its_cpu_budget_falls_back_to_line_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's grammar is quadratic on comment lines inside a block (20,000 took 40 s): the
+    parse is cut off at its CPU budget, the file chunked by line windows with a note, and the
+    shared parser parses the next file whole."""
+    import semantic.parse
+
+    monkeypatch.setattr(semantic.parse, "PARSE_CPU_BUDGET_S", 0.2)
+    text = "def f():\n    x = 1\n" + "".join(f"    # comment {i}\n" for i in range(8000)) + "    return x\n"
+    pf = parse_source("hostile.py", text, "python")
+    assert not pf.parsed
+    assert any("took over" in n and "CPU" in n for n in pf.notes), pf.notes
+    assert_covers(text, pf.chunks)
+    after = parse_source("ok.py", "def g():\n    return 2\n\nclass B:\n    pass\n", "python")
+    assert after.parsed and [s.qualified_name for s in after.symbols] == ["g", "B"]
+
+
 def test_columns_are_code_points() -> None:
     text = "größe = 1\nprint('ß', größe, x)\n"
     pf = parse_source("u.py", text, "python")
