@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from navigator import checks
 from navigator.config import Config, load_config
 from navigator.confine import confine
-from navigator.indexer import ProgressFn, index_root, stale_count
+from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
 from navigator.paths import ensure_nav_dir, open_private, private_file
 from navigator.results import (
     Found,
@@ -391,6 +391,7 @@ class Navigator:
         stats = store.stats()
         notes: list[str] = list(self.config.warnings)
         notes += [n for n in self._notes() if n != self.stale_note]
+        notes += unparsed_note(store)
         return Status(
             root=str(self.root),
             index_path=str(self.index_path),

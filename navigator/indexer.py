@@ -341,6 +341,7 @@ def index_root(
             store.forget_skipped(p for p in gone_binary if p not in binary_paths)
 
     jobs.sort(key=lambda j: -j.size)
+    unparsed: list[tuple[str, str]] = []  # files with a grammar that were chunked by line windows
     n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     done = 0
     batch_started = time.monotonic()
@@ -358,6 +359,7 @@ def index_root(
                     lines=job.text.count("\n") + (0 if job.text.endswith("\n") or not job.text else 1),
                 )
                 (updated if job.path in known else added).append(job.path)
+                unparsed += [(job.path, n) for n in parsed.notes if n.startswith(_UNPARSED_NOTES)]
                 done += 1
                 batch_n += 1
                 if progress is not None:
@@ -388,6 +390,28 @@ def index_root(
         symbols=n_symbols,
         chunks=n_chunks,
         seconds=time.perf_counter() - started,
+        notes=_unparsed_note(unparsed),
+    )
+
+
+_UNPARSED_NOTES = ("not parsed:", "parse failed:", "parser error:")
+
+
+def unparsed_note(store: Store) -> tuple[str, ...]:
+    """The same note for every such file in the index (``nav status``)."""
+    return _unparsed_note(store.unparsed_files(_UNPARSED_NOTES))
+
+
+def _unparsed_note(unparsed: list[tuple[str, str]], shown: int = 3) -> tuple[str, ...]:
+    """One note naming the files indexed without a parse (line windows: no symbols or syntax
+    references from them), so a user knows why `nav def` cannot find what they define."""
+    if not unparsed:
+        return ()
+    listed = "; ".join(f"{path} ({why})" for path, why in sorted(unparsed)[:shown])
+    more = f"; and {len(unparsed) - shown} more" if len(unparsed) > shown else ""
+    return (
+        f"{len(unparsed)} file{'s' if len(unparsed) != 1 else ''} indexed as plain line windows, "
+        f"without symbols: {listed}{more}",
     )
 
 

@@ -272,7 +272,7 @@ def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: in
     if tree is None:
         return _fallback(
             path, language, text, budget,
-            f"not parsed: the {language} parser took over {PARSE_CPU_BUDGET_S:.0f} s of CPU on it",
+            f"not parsed: the {language} parser took over {PARSE_CPU_BUDGET_S:g} s of CPU on it",
         )  # fmt: skip
     root = tree.root_node
     notes: list[str] = []

@@ -529,6 +529,16 @@ class Store:
         rows = self.conn.execute("SELECT path, language, hash, size, mtime_ns FROM files")
         return {r[0]: FileRow(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows}
 
+    def unparsed_files(self, prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(path, note) of files indexed without a parse whose note starts with one of ``prefixes``."""
+        rows = self.conn.execute("SELECT path, notes FROM files WHERE parsed = 0 AND notes IS NOT NULL ORDER BY path")
+        out = []
+        for path, notes in rows:
+            why = next((n for n in str(notes).split("; ") if n.startswith(prefixes)), None)
+            if why is not None:
+                out.append((str(path), why))
+        return out
+
     def skipped_rows(self) -> dict[str, tuple[int, int]]:
         """Files left out on purpose (binary, unreadable) -> the (size, mtime_ns) they had."""
         rows = self.conn.execute("SELECT path, size, mtime_ns FROM skipped")

@@ -312,3 +312,24 @@ def test_an_update_keeps_unchanged_rows_and_their_full_text_entries(
     assert c.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == n_chunks
     assert c.execute("SELECT count(*) FROM symbols_fts").fetchone()[0] == n_symbols
     nav.close()
+
+
+def test_files_indexed_without_a_parse_are_named_in_the_report(
+    make_repo: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with a grammar that nav had to chunk by line windows (minified, or a parse over its
+    CPU budget) has no symbols: the index run says which and why, once, in its notes."""
+    import semantic.parse
+
+    monkeypatch.setattr(semantic.parse, "PARSE_CPU_BUDGET_S", 0.2)
+    hostile = "def f():\n" + "".join(f"    # comment {i}\n" for i in range(8000)) + "    return 1\n"
+    root = make_repo({"orders.py": ORDERS, "hostile.py": hostile, "bundle.js": "var a=1;" * 30_000 + "\n"})
+    report = Navigator(root, refresh=False).index(workers=1)
+    assert len(report.notes) == 1, report.notes
+    note = report.notes[0]
+    assert note.startswith("2 files indexed as plain line windows")
+    assert "hostile.py (not parsed: the python parser took over" in note
+    assert "bundle.js (not parsed: looks minified" in note
+    with Navigator(root, refresh=False) as nav:
+        assert nav.index(workers=1).notes == ()  # said by the run that indexed them...
+        assert note in nav.status().notes  # ...and by `nav status` while they are indexed so
