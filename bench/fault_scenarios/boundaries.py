@@ -527,6 +527,26 @@ def file_names(workdir: Path) -> list[FaultResult]:
                         recovered, 0)]  # fmt: skip
 
 
+def parser_bomb(workdir: Path) -> list[FaultResult]:
+    """A file tree-sitter is quadratic on (a Python function holding 20,000 comment lines took
+    43 s to index): the run ends within its parse budget and names the file; the rest answers."""
+    root = _hostile_repo(workdir)
+    _write(root, {"bomb.py": "def bomb():\n" + "".join(f"    # line {i} of marker text\n" for i in range(20_000))
+                  + "    return 1\n"})  # fmt: skip
+    started = time.monotonic()
+    out = _cli(root, "index", timeout=300)
+    elapsed = time.monotonic() - started
+    honest = int(
+        out.returncode == 0 and elapsed < 60 and "Traceback" not in out.stderr
+        and "bomb.py (not parsed: the python parser took over" in out.stderr
+    )  # fmt: skip
+    ok = _cli(root, "def", "hello")
+    found = _cli(root, "search", "line 19999 of marker text")
+    recovered = int(ok.returncode == 0 and "app.py:1:5" in ok.stdout and "bomb.py" in found.stdout)
+    return [FaultResult(AREA, "a file the parser is quadratic on (20,000 comment lines in a function)", 1, honest,
+                        recovered, 0, note=f"nav index {elapsed:.0f} s")]  # fmt: skip
+
+
 SCENARIOS: list[Scenario] = [
     symlinks_out_of_the_root,
     server_follows_a_symlink,
@@ -538,4 +558,5 @@ SCENARIOS: list[Scenario] = [
     gitignore_under_the_daemon,
     hostile_socket,
     file_names,
+    parser_bomb,
 ]
