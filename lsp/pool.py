@@ -121,9 +121,16 @@ class _Crashes:
 class ServerPool:
     """Warm language servers for any number of roots. Thread-safe, synchronous API."""
 
-    def __init__(self, *, idle_timeout_s: float = 600.0, start_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, *, idle_timeout_s: float = 600.0, start_timeout_s: float = 120.0, hung_after: int = 3,
+        hung_silent_s: float = 60.0,
+    ) -> None:
         self.idle_timeout_s = idle_timeout_s
         self.start_timeout_s = start_timeout_s
+        self.hung_after = hung_after
+        """A server whose last ``hung_after`` requests went unanswered, and that has said nothing
+        for ``hung_silent_s``, is killed and started afresh by the next query."""
+        self.hung_silent_s = hung_silent_s
         self._sessions: dict[tuple[Path, str], ServerSession] = {}
         self._starting: dict[tuple[Path, str], asyncio.Task[ServerSession]] = {}
         self._crashes: dict[tuple[Path, str], _Crashes] = {}
@@ -398,6 +405,15 @@ class ServerPool:
             # SIGSTOP'd: it would time out every request until continued. Replace it.
             log.warning("%s (pid %s) is stopped; restarting it", session.definition.name, session.pid)
             await _kill_and_wait(session)
+        elif session is not None and not session.exited.is_set() and session.hung(
+            after=self.hung_after, silent_s=self.hung_silent_s
+        ):
+            log.warning(
+                "%s (pid %s) answered none of its last %d requests and has said nothing for %.0f s; "
+                "restarting it", session.definition.name, session.pid, session.unanswered,
+                time.monotonic() - session.last_heard,
+            )  # fmt: skip
+            await _kill_and_wait(session)
         if session is not None and session.exited.is_set():
             del self._sessions[key]
             record = self._crashes.setdefault(key, _Crashes())
@@ -564,7 +580,13 @@ class ServerPool:
                         _partial(locations, texts, server, done),
                         reason="deadline reached: the server process is stopped (it is restarted on the next query)",
                     )
-                return _partial(locations, texts, server, done)
+                partial = _partial(locations, texts, server, done)
+                if session.unanswered >= self.hung_after:
+                    partial = dataclasses.replace(partial, reason=(
+                        f"deadline reached ({server} answered none of the last {session.unanswered} "
+                        f"requests; it is restarted if it stays silent for {self.hung_silent_s:.0f} s)"
+                    ))  # fmt: skip
+                return partial
             except RequestFailed as exc:
                 return LspAnswer(tuple(locations), complete=False, reason=str(exc), server=server,
                                  answered=bool(locations), text="\n\n".join(texts) or None)  # fmt: skip

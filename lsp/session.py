@@ -109,6 +109,10 @@ class ServerSession:
         self._abandoned = 0
         self.last_message: str | None = None
         """The server's latest progress or log line (what it is loading)."""
+        self.unanswered = 0
+        """Requests in a row that reached their deadline unanswered (0 after any answer)."""
+        self.last_heard = time.monotonic()
+        """When the server last answered a request or sent a notification: a sign of life."""
 
         self.overlay: dict[str, str] = {}
         """Editor buffers (absolute path -> text) that stand in for the disk; the pool shares one
@@ -232,6 +236,7 @@ class ServerSession:
 
         def watcher(method: str) -> Any:
             async def on(params: Any) -> None:
+                self.last_heard = time.monotonic()
                 if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
                     self._tail.append(str(params.get("message", ""))[:500])
                     self.last_message = str(params.get("message", "")).strip().splitlines()[0][:120] if str(
@@ -349,6 +354,7 @@ class ServerSession:
         rid = handler.request_id
         handler.request_id += 1
         pending = Request()
+        self._hear_replies(pending)
         handler._response_handlers[rid] = pending
 
         async def exchange() -> Any:
@@ -364,6 +370,7 @@ class ServerSession:
         except TimeoutError:
             if self.exited.is_set():
                 raise
+            self.unanswered += 1
             if method in self.definition.uncancellable:
                 # The server's cancellation of this method is broken (see the definition):
                 # the request runs to its end and its late answer is dropped.
@@ -384,6 +391,27 @@ class ServerSession:
             raise RequestFailed(
                 f"{self.definition.name} answered {method} with an error: {exc}", _code(exc)
             ) from exc
+
+    def _hear_replies(self, pending: Request) -> None:
+        """Count any reply to ``pending`` as a sign of life, a late one (after its deadline:
+        the server is slow, not hung) included."""
+        on_result, on_error = pending.on_result, pending.on_error
+
+        async def result(params: Any) -> None:
+            self.unanswered, self.last_heard = 0, time.monotonic()
+            await on_result(params)
+
+        async def error(err: Any) -> None:
+            self.unanswered, self.last_heard = 0, time.monotonic()
+            await on_error(err)
+
+        pending.on_result, pending.on_error = result, error
+
+    def hung(self, *, after: int, silent_s: float) -> bool:
+        """Whether the server looks hung: its last ``after`` requests reached their deadlines
+        unanswered, and it has sent nothing at all (no answer, log line or progress) for
+        ``silent_s``. A server busy loading a big project talks while it works."""
+        return self.unanswered >= after and time.monotonic() - self.last_heard > silent_s
 
     async def request(self, method: str, params: Any, *, timeout_s: float) -> Any:
         self.last_used = time.monotonic()

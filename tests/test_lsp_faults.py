@@ -30,6 +30,13 @@ class HangingServer(registry.ServerDefinition):
         return registry.Launch(cmd=(binary, str(HANGING)), cwd=str(root))
 
 
+class BusyServer(HangingServer):
+    name = "busy"
+
+    def launch(self, root: Path, binary: str) -> registry.Launch:
+        return registry.Launch(cmd=(binary, str(HANGING.with_name("busy_server.py"))), cwd=str(root))
+
+
 def test_hanging_server_answers_incomplete_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.SERVERS, "python", (HangingServer,))
     (tmp_path / "a.py").write_text("x = 1\n")
@@ -43,6 +50,35 @@ def test_hanging_server_answers_incomplete_at_the_deadline(tmp_path: Path, monke
         pid = info["pid"]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the pool's close() killed its process group
+
+
+def test_a_hung_server_is_restarted_and_a_talking_one_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers nothing and says nothing is killed and started afresh by the next
+    query once ``hung_after`` requests in a row went unanswered; the answer before says so."""
+    monkeypatch.setitem(registry.SERVERS, "python", (HangingServer,))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    where = [Position(str(tmp_path / "a.py"), 0, 0)]
+    with ServerPool(hung_after=2, hung_silent_s=0.5) as pool:
+        first = pool.query(tmp_path, "python", "references", where, deadline_s=0.6)
+        assert first.reason == "deadline reached"
+        pid = pool.session_info(tmp_path, "python")["pid"]  # type: ignore[index]
+        second = pool.query(tmp_path, "python", "references", where, deadline_s=0.6)
+        assert "hanging answered none of the last 2 requests" in (second.reason or "")
+        assert pool.session_info(tmp_path, "python")["pid"] == pid  # type: ignore[index]
+        pool.query(tmp_path, "python", "references", where, deadline_s=0.6)
+        restarted = pool.session_info(tmp_path, "python")
+        assert restarted and restarted["alive"] and restarted["pid"] != pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+    monkeypatch.setitem(registry.SERVERS, "python", (BusyServer,))
+    with ServerPool(hung_after=2, hung_silent_s=2.0) as pool:
+        pids = set()
+        for _ in range(4):
+            answer = pool.query(tmp_path, "python", "references", where, deadline_s=0.6)
+            assert answer.reason and answer.reason.startswith("deadline reached")
+            pids.add(pool.session_info(tmp_path, "python")["pid"])  # type: ignore[index]
+        assert len(pids) == 1  # it logs what it is doing: slow, not hung, never restarted
 
 
 def test_missing_server_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
