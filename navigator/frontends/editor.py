@@ -228,6 +228,8 @@ class NavLanguageServer(LanguageServer):
         self._pushes: dict[str, asyncio.TimerHandle] = {}
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="nav-lsp")
         self._tokens = itertools.count(1)
+        self.warming_up = False
+        """Set by ``initialized``: from then on each root's warm-up brings its index up first."""
 
     @property
     def pool(self) -> Any:
@@ -322,6 +324,8 @@ class NavLanguageServer(LanguageServer):
     async def wait_indexed(self, bound_s: float | None = None) -> None:
         """Wait (at most ``bound_s``) for the first index of every root being warmed up; past
         that, the editor is told once that answers may miss files not indexed yet."""
+        if not self.warming_up:
+            return  # no `initialized` yet (nothing indexes until then): answer from what is there
         bound_s = INDEX_WAIT_S if bound_s is None else bound_s
         until = time.monotonic() + bound_s
         while True:
@@ -695,6 +699,7 @@ def build_server(nav_factory: Any = None, *, use_daemon: bool = False) -> NavLan
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: NavLanguageServer, params: Any) -> None:
+        ls.warming_up = True  # before any later message: requests wait for the first index
         asyncio.ensure_future(_warm_up(ls))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -892,6 +897,14 @@ async def _warm_up(ls: NavLanguageServer) -> None:
     except NavError as err:
         ls.say_once("roots", str(err))
         return
+    try:
+        await _warm_up_roots(ls, roots)
+    finally:  # whatever failed, no request waits for an index this warm-up will not build
+        for root in roots:
+            ls.engine_for_root(root).indexed.set()
+
+
+async def _warm_up_roots(ls: NavLanguageServer, roots: list[Path]) -> None:
     for root in roots:
         engine = ls.engine_for_root(root)
         if not engine.indexed.is_set() and (engine.remote is not None or engine.local.refresh):
