@@ -12,20 +12,25 @@ The query analysis (:func:`query_terms`) is pure; the legs only run SQL.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from storage.tokens import fts_query, split_identifier
+from storage.tokens import fts_clause, fts_clauses, fts_query, split_identifier
 
 __all__ = [
     "Mentions",
     "QueryTerms",
+    "budgeted_match",
     "cap_terms",
+    "doc_freqs",
     "mentions",
     "by_basename",
+    "by_path_word",
     "named_files",
     "bm25_chunks",
     "path_files",
@@ -231,6 +236,20 @@ _FILE_EXTENSIONS = frozenset(
 _NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "self", "cls", "none", "true", "false"})
 
 
+_DEFINER = re.compile(r"(?<![\w])(?:def|class|import|from|function|func|fn)\s+$")
+_DEFINER_REACH = 40
+"""Characters looked back from a name for the keyword that defines it (``def  name``)."""
+
+
+def _defined_at(code: str, start: int) -> bool:
+    """Whether the name at ``start`` follows a definition keyword (``def``, ``class``, ``import`` …).
+
+    Looks back a bounded stretch, not the whole text before the name: searching every prefix
+    was quadratic in a pasted fenced block's length."""
+    # The look-behind sees before ``pos``: a keyword cut from a longer word does not count.
+    return _DEFINER.search(code, max(0, start - _DEFINER_REACH), start) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Mentions:
     """What a text names, strongest first (pure: no lookup in the index)."""
@@ -264,7 +283,7 @@ def mentions(text: str) -> Mentions:
             # In quoted code: a name quoted alone, a call, a definition, or a code-looking token;
             # not every English word of a shell command or a log line.
             called = code[m.end() : m.end() + 1] == "("
-            defined = re.search(r"\b(def|class|import|from|function|func|fn)\s+$", code[: m.start()]) is not None
+            defined = _defined_at(code, m.start())
             code_like = single or called or defined or _looks_like_identifier(tok)
             if code_like and len(tok) > 2 and tok.lower() not in STOPWORDS and not tok.isdigit():
                 names.append(tok.removeprefix("self.").removeprefix("cls."))
@@ -302,12 +321,16 @@ class QueryTerms:
     said: frozenset[str] = frozenset()
     """A short query's every word, stopwords included (``file`` in "a file's rows"), in all
     its spellings: a name's common words may match these once a content word matched."""
+    match: str | None = None
+    """A long query's BM25 MATCH expression, chosen by :func:`cap_terms` under a postings
+    budget; None: built from the identifiers and words."""
 
     @property
     def long(self) -> bool:
         return bool(self.prose)
 
 
+@lru_cache(maxsize=65_536)
 def _looks_like_identifier(token: str) -> bool:
     return (
         "_" in token.strip("_")
@@ -333,13 +356,15 @@ dropping it cost 0.013 file Acc@5 (issue localization) and Zod's ``v4`` queries.
 
 
 def _words_of(tokens: Sequence[str]) -> list[str]:
-    words: list[str] = []
+    """Content words of ``tokens`` (identifiers split), each once, in order: linear in the
+    number of tokens (a pasted issue has thousands)."""
+    words: dict[str, None] = {}
     for tok in tokens:
         for piece in tok.split("."):
             for w in split_identifier(piece) or [piece.lower()]:
-                if w and w not in STOPWORDS and w not in words and (len(w) > 1 or w.isdigit()):
-                    words.append(w)
-    return words
+                if w and w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
+                    words.setdefault(w)
+    return list(words)
 
 
 def _drop_noise(words: list[str], first: str) -> list[str]:
@@ -408,26 +433,71 @@ def query_terms(text: str) -> QueryTerms:
     )
 
 
+DF_BY_MATCH = True
+"""Count a long query's document frequencies through FTS5 MATCH, which applies the index's own
+tokenizer (porter: ``templates`` counts the chunks holding ``template``), each count stopping at
+the largest frequency a rule needs. False: look the unstemmed word up in ``fts5vocab`` (the first
+round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, and a
+common word's count walked its whole posting list)."""
+MATCH_POSTINGS: float | None = 1.0
+"""A long query's BM25 MATCH reads at most this many postings per chunk of the index (the sum of
+its terms' document frequencies; at least :data:`MIN_MATCH_POSTINGS`), taken rarest first: FTS5
+reads every posting of every OR-ed term, so a few common terms cost more than many rare ones and
+add least to BM25. A term in more than 3 × :data:`MAX_PROSE_DF` of the chunks is never sent (the
+names' phrase falls back to the whole name); terms absent from the index are not sent.
+None: every term of the names and capped prose is sent (the first round's)."""
+MIN_MATCH_POSTINGS = 10_000
+
+
+def doc_freqs(conn: sqlite3.Connection, words: Sequence[str], *, cap: int) -> dict[str, int]:
+    """How many chunks hold each word, as the index tokenizes it (``chunks_fts``, every
+    column), counted up to ``cap + 1``: a word in more chunks reads ``cap + 1``."""
+    out: dict[str, int] = {}
+    if not DF_BY_MATCH:
+        return _vocab_freqs(conn, words)
+    sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
+    for w in words:
+        if w in out or not w:
+            continue
+        try:
+            row = conn.execute(sql, ('"' + w.replace('"', '""') + '"', cap + 1)).fetchone()
+        except sqlite3.OperationalError:  # a word the tokenizer leaves nothing of
+            row = None
+        out[w] = int(row[0]) if row is not None else 0
+    return out
+
+
+def _vocab_freqs(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, int]:
+    """The first round's lookup (see :data:`DF_BY_MATCH`), for comparison in bench/."""
+    lookups = list(dict.fromkeys(words))
+    df: dict[str, int] = {}
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
+    for start in range(0, len(lookups), 500):
+        part = lookups[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
+            df[str(term)] = int(doc)
+    return df
+
+
 def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
     """A long query's prose, weighed as prose: keep the ``max_words`` rarest words that occur
-    in the index (document frequency from FTS5's vocabulary), drop the rest. Short queries
-    are returned as they are."""
+    in the index (document frequency from FTS5), drop the rest; then choose the BM25 MATCH
+    terms under a postings budget (:data:`MATCH_POSTINGS`). Short queries are returned as
+    they are."""
     if not terms.long:
         return terms
     prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][:PROSE_LOOKUPS]
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
-    lookups = list(dict.fromkeys([*prose, *terms.words, *plain_names]))
-    df: dict[str, int] = {}
-    if lookups:
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-        for start in range(0, len(lookups), 500):
-            part = lookups[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
-                df[str(term)] = int(doc)
-    order = {w: i for i, w in enumerate(prose)}
-    chunks = int(conn.execute("SELECT max(rowid) FROM chunks_fts").fetchone()[0] or 0)
+    # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
+    # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
+    chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 0)
     common = max(1, int(MAX_PROSE_DF * chunks))
+    # Prose words are counted only as far as the prose rule needs (most are rare; a common one
+    # stops at ``common``), the names' words as far as theirs.
+    df = doc_freqs(conn, prose, cap=common) if DF_BY_MATCH else {}
+    df.update(doc_freqs(conn, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
+    order = {w: i for i, w in enumerate(prose)}
     kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
     # The names' own words stay unless nearly every chunk has them ("data", "run").
@@ -436,7 +506,7 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     idents = tuple(
         i for i in terms.identifiers if not (i.lower() in plain_names and df.get(i.lower(), 0) > 3 * common)
     )
-    return QueryTerms(
+    capped = QueryTerms(
         words=words,
         stems=frozenset(v for w in words for v in variants(w)),
         identifiers=idents,
@@ -444,14 +514,63 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
         paths=terms.paths,
         prose=terms.prose,
     )
+    if MATCH_POSTINGS is None:
+        return capped
+    clauses = fts_clauses(_match_text(capped))
+    needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
+    df.update(doc_freqs(conn, needed, cap=3 * common))
+    budget = max(MIN_MATCH_POSTINGS, int(MATCH_POSTINGS * chunks))
+    match = budgeted_match(clauses, df, budget=budget, most=3 * common)
+    return dataclasses.replace(capped, match=match)
 
 
-def _content_query(terms: QueryTerms) -> str:
-    """The FTS5 MATCH text: identifiers whole (OR their words), then the remaining words."""
+def budgeted_match(
+    clauses: Sequence[tuple[str, tuple[str, ...]]], df: dict[str, int], *, budget: int, most: int
+) -> str:
+    """The MATCH expression of ``clauses`` (see :func:`storage.tokens.fts_clauses`) whose terms'
+    document frequencies sum to at most ``budget``, rarest clauses first (pure).
+
+    A clause's phrase is sent only when each of its words is in 1..``most`` chunks, else its
+    whole name alone; a term in no chunk or in more than ``most`` is not sent. Kept clauses
+    stay in query order."""
+    options: list[tuple[int, int, str, tuple[str, ...]]] = []
+    for pos, (whole, parts) in enumerate(clauses):
+        d_whole = df.get(whole, 0)
+        phrase = bool(parts) and all(0 < df.get(p, 0) <= most for p in parts)
+        if not phrase and not 0 < d_whole <= most:
+            continue
+        # At most this many chunks match the clause: rarer clauses weigh more in BM25.
+        matches = (d_whole if d_whole <= most else 0) + (min(df[p] for p in parts) if phrase else 0)
+        options.append((matches, pos, whole, parts if phrase else ()))
+    options.sort()
+    used = 0
+    chosen: list[tuple[int, str]] = []
+    for _matches, pos, whole, parts in options:
+        d_whole = df.get(whole, 0) if df.get(whole, 0) <= most else 0
+        full = d_whole + sum(df[p] for p in parts)
+        if parts and used + full <= budget:
+            used += full
+            chosen.append((pos, fts_clause(whole, parts) if d_whole else fts_clause(" ".join(parts))))
+        elif d_whole > 0 and used + d_whole <= budget:
+            used += d_whole
+            chosen.append((pos, fts_clause(whole)))
+    return " OR ".join(c for _pos, c in sorted(chosen))
+
+
+def _match_text(terms: QueryTerms) -> str:
+    """Identifiers whole, then the words they do not cover: what the MATCH is built from."""
     parts = list(terms.identifiers)
     covered = {w for ident in terms.identifiers for p in ident.split(".") for w in split_identifier(p)}
     parts.extend(w for w in terms.words if w not in covered)
-    return fts_query(" ".join(parts))
+    return " ".join(parts)
+
+
+def _content_query(terms: QueryTerms) -> str:
+    """The FTS5 MATCH text: a long query's budgeted one (:func:`cap_terms`), else identifiers
+    whole (OR their words), then the remaining words."""
+    if terms.match is not None:
+        return terms.match
+    return fts_query(_match_text(terms))
 
 
 def _filter_sql(paths: Sequence[str] | None, languages: Sequence[str] | None) -> tuple[str, list[object]]:
@@ -665,31 +784,52 @@ def named_files(
     return out
 
 
+def by_path_word(file_words: dict[str, set[str]]) -> dict[str, list[str]]:
+    """path word -> the paths holding it (for :func:`path_files`), in ``file_words`` order."""
+    out: dict[str, list[str]] = {}
+    for path, words in file_words.items():
+        for w in words:
+            out.setdefault(w, []).append(path)
+    return out
+
+
 def path_files(
     file_words: dict[str, set[str]],
     terms: QueryTerms,
     *,
     limit: int = 50,
     basenames: dict[str, list[str]] | None = None,
+    postings: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """Files ranked by the rarity-weighted query words found in their path (pure); files
-    the query names by path (see :func:`named_files`) first."""
+    the query names by path (see :func:`named_files`) first. ``postings`` is
+    :func:`by_path_word` of ``file_words``, when the caller keeps one: only the files holding a
+    query word are then visited (a long query's many words made a pass over every file's words
+    cost tens of milliseconds)."""
     named = named_files(list(file_words), terms.paths, index=basenames) if terms.paths else []
     if named:
-        rest = [kv for kv in path_files(file_words, QueryTerms(terms.words, terms.stems, (), terms.text), limit=limit) if kv[0] not in named]
+        plain = QueryTerms(terms.words, terms.stems, (), terms.text)
+        rest = [kv for kv in path_files(file_words, plain, limit=limit, postings=postings) if kv[0] not in named]
         return ([(p, float("inf")) for p in named] + rest)[:limit]
     if not terms.stems or not file_words:
         return []
     n = len(file_words)
     df: dict[str, int] = {}
-    for words in file_words.values():
-        for w in terms.stems & words:
-            df[w] = df.get(w, 0) + 1
+    if postings is not None:
+        holding = {w: postings[w] for w in terms.stems if w in postings}
+        df = {w: len(ps) for w, ps in holding.items()}
+        candidates = set().union(*holding.values()) if holding else set()
+        visit = [(p, file_words[p]) for p in candidates]  # the sort below is total: order is free
+    else:
+        for words in file_words.values():
+            for w in terms.stems & words:
+                df[w] = df.get(w, 0) + 1
+        visit = list(file_words.items())
     if not df:
         return []
     idf = {w: math.log(1 + n / c) for w, c in df.items()}
     scored = []
-    for path, words in file_words.items():
+    for path, words in visit:
         hit = terms.stems & words
         if hit:
             scored.append((path, sum(idf[w] for w in hit) / math.sqrt(len(words) + 1)))
