@@ -437,8 +437,9 @@ DF_BY_MATCH = True
 """Count a long query's document frequencies through FTS5 MATCH, which applies the index's own
 tokenizer (porter: ``templates`` counts the chunks holding ``template``), each count stopping at
 the largest frequency a rule needs. False: look the unstemmed word up in ``fts5vocab`` (the first
-round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, and a
-common word's count walked its whole posting list)."""
+round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, a
+common word's count walked its whole posting list, and the largest chunk id stood for the number
+of chunks)."""
 MATCH_POSTINGS: float | None = 1.0
 """A long query's BM25 MATCH reads at most this many postings per chunk of the index (the sum of
 its terms' document frequencies; at least :data:`MIN_MATCH_POSTINGS`), taken rarest first: FTS5
@@ -491,7 +492,8 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
     # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
     # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
-    chunks = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0] or 0)
+    count = "SELECT count(*) FROM chunks" if DF_BY_MATCH else "SELECT max(rowid) FROM chunks_fts"
+    chunks = int(conn.execute(count).fetchone()[0] or 0)
     common = max(1, int(MAX_PROSE_DF * chunks))
     # Prose words are counted only as far as the prose rule needs (most are rare; a common one
     # stops at ``common``), the names' words as far as theirs.
