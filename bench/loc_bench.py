@@ -92,6 +92,7 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "rrf-30": {(fusion, "RRF_K"): 30},
     "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0}},
     "long-r1": {(lexical, "DF_BY_MATCH"): False, (lexical, "MATCH_POSTINGS"): None},
+    "long-20k": {(lexical, "MATCH_POSTINGS"): 20_000},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 

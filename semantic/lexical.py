@@ -324,6 +324,9 @@ class QueryTerms:
     match: str | None = None
     """A long query's BM25 MATCH expression, chosen by :func:`cap_terms` under a postings
     budget; None: built from the identifiers and words."""
+    name_match: str | None = None
+    """A long query's MATCH over symbol names (``symbols_fts``), chosen the same way; None:
+    built from the words."""
 
     @property
     def long(self) -> bool:
@@ -360,11 +363,20 @@ def _words_of(tokens: Sequence[str]) -> list[str]:
     number of tokens (a pasted issue has thousands)."""
     words: dict[str, None] = {}
     for tok in tokens:
-        for piece in tok.split("."):
-            for w in split_identifier(piece) or [piece.lower()]:
-                if w and w not in STOPWORDS and (len(w) > 1 or w.isdigit()):
-                    words.setdefault(w)
+        for w in _token_words(tok):
+            words.setdefault(w)
     return list(words)
+
+
+@lru_cache(maxsize=65_536)
+def _token_words(token: str) -> tuple[str, ...]:
+    """One token's content words (pure; a pasted issue repeats its tokens many times)."""
+    return tuple(
+        w
+        for piece in token.split(".")
+        for w in split_identifier(piece) or [piece.lower()]
+        if w and w not in STOPWORDS and (len(w) > 1 or w.isdigit())
+    )
 
 
 def _drop_noise(words: list[str], first: str) -> list[str]:
@@ -440,23 +452,29 @@ the largest frequency a rule needs. False: look the unstemmed word up in ``fts5v
 round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, a
 common word's count walked its whole posting list, and the largest chunk id stood for the number
 of chunks)."""
-MATCH_POSTINGS: float | None = 1.0
-"""A long query's BM25 MATCH reads at most this many postings per chunk of the index (the sum of
-its terms' document frequencies; at least :data:`MIN_MATCH_POSTINGS`), taken rarest first: FTS5
-reads every posting of every OR-ed term, so a few common terms cost more than many rare ones and
-add least to BM25. A term in more than 3 × :data:`MAX_PROSE_DF` of the chunks is never sent (the
-names' phrase falls back to the whole name); terms absent from the index are not sent.
-None: every term of the names and capped prose is sent (the first round's)."""
-MIN_MATCH_POSTINGS = 10_000
+MATCH_POSTINGS: int | None = 10_000
+"""A long query's BM25 MATCH (over chunks, and over symbol names) reads at most this many
+postings (the sum of its terms' document frequencies), rarest terms first. FTS5 reads every
+posting of every OR-ed term and scores every row any term matches against every term, so a
+few common terms cost more than many rare ones and add least to BM25; a fixed budget keeps a
+2,000-word query's cost independent of the index's size (~10 ms per leg on a 2-core machine). A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's
+phrase falls back to the whole name); terms absent from the index are not sent.
+None: every word of the names and capped prose is sent (the first round's)."""
+_FTS_TABLES = frozenset({"chunks_fts", "symbols_fts"})
 
 
-def doc_freqs(conn: sqlite3.Connection, words: Sequence[str], *, cap: int) -> dict[str, int]:
-    """How many chunks hold each word, as the index tokenizes it (``chunks_fts``, every
-    column), counted up to ``cap + 1``: a word in more chunks reads ``cap + 1``."""
+def doc_freqs(
+    conn: sqlite3.Connection, words: Sequence[str], *, cap: int, table: str = "chunks_fts"
+) -> dict[str, int]:
+    """How many rows of ``table`` (``chunks_fts`` or ``symbols_fts``) hold each word, as the
+    index tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
+    ``cap + 1``."""
+    if table not in _FTS_TABLES:
+        raise ValueError(f"table must be one of {sorted(_FTS_TABLES)}, got {table!r}")
     out: dict[str, int] = {}
-    if not DF_BY_MATCH:
+    if not DF_BY_MATCH and table == "chunks_fts":
         return _vocab_freqs(conn, words)
-    sql = "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
     for w in words:
         if w in out or not w:
             continue
@@ -521,9 +539,16 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     clauses = fts_clauses(_match_text(capped))
     needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
     df.update(doc_freqs(conn, needed, cap=3 * common))
-    budget = max(MIN_MATCH_POSTINGS, int(MATCH_POSTINGS * chunks))
-    match = budgeted_match(clauses, df, budget=budget, most=3 * common)
-    return dataclasses.replace(capped, match=match)
+    match = budgeted_match(clauses, df, budget=MATCH_POSTINGS, most=3 * common)
+    # The symbol leg's BM25 over names: the same rule, with the names' own frequencies.
+    symbols = int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0] or 0)
+    most = max(1, int(3 * MAX_PROSE_DF * symbols))
+    name_clauses = fts_clauses(" ".join(words))
+    sdf = doc_freqs(
+        conn, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, MATCH_POSTINGS), table="symbols_fts"
+    )
+    name_match = budgeted_match(name_clauses, sdf, budget=MATCH_POSTINGS, most=most)
+    return dataclasses.replace(capped, match=match, name_match=name_match)
 
 
 def budgeted_match(
@@ -694,13 +719,21 @@ def symbol_chunks(
                 out[cid] = 1000.0 - rank / 1000.0
             if len(out) >= limit:
                 break
-    match = fts_query(" ".join(terms.words))
+    match = terms.name_match if terms.name_match is not None else fts_query(" ".join(terms.words))
     if match and len(out) < limit:
-        sql = (
-            f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
-            "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-            f"WHERE symbols_fts MATCH ? {cond} ORDER BY b LIMIT ?"
-        )
+        if terms.name_match is not None and not cond:
+            # A long query matches thousands of names: find each one's chunk for the best
+            # only (SQLite ran the chunk look-up for every matched row before sorting).
+            sql = (
+                f"SELECT {chunk_of}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
+                "WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id ORDER BY t.b"
+            )
+        else:
+            sql = (
+                f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
+                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
+                f"WHERE symbols_fts MATCH ? {cond} ORDER BY b LIMIT ?"
+            )
         try:
             rows = conn.execute(sql, (match, *params, limit * 2)).fetchall()
         except sqlite3.OperationalError:

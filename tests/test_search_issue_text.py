@@ -182,7 +182,10 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
     assert not any(t.startswith("zq") for t in sent)
     assert "record" not in sent and "parcel" not in sent  # in nearly every chunk
     assert len(sent) <= 2 * (lexical.MAX_NAMES + lexical.MAX_PROSE_WORDS)
-    assert sum(df[w] for t in sent for w in t.split()) <= max(lexical.MIN_MATCH_POSTINGS, chunks)
+    assert lexical.MATCH_POSTINGS is not None
+    assert sum(df[w] for t in sent for w in t.split()) <= lexical.MATCH_POSTINGS
+    # The symbol leg's MATCH: names' words only, none absent from the symbol table.
+    assert capped.name_match is not None and not any(t.startswith("zq") for t in _sent(capped.name_match))
     # The names still reach the index whole: the traceback's frames and the quoted name.
     assert {"quote_parcel", "handle_record_3"} <= set(sent)
     resp = many.search(text, k=5, legs=("bm25", "symbols", "path"))
