@@ -5,15 +5,19 @@
 The long query is the one-line summary followed by 2,000 words of TREE's README / change log
 (as ``loc_bench.py --long-per-repo``), then a Python traceback naming two of TREE's files; each
 round times the one-line query, the long query and the long query with a different summary
-(so nothing is answered from a per-query cache). Prints p50/p95 and the long/one-line ratio.
+(so nothing is answered from a per-query cache). Prints p50/p95 and the long/one-line ratio,
+in-process (``SemanticSearch.search``, lexical legs) and, with ``--daemon``, through TREE's
+daemon (``Navigator.search`` over its socket; the index must be TREE/.nav).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -63,28 +67,57 @@ def main() -> None:
     ap.add_argument("tree")
     ap.add_argument("query")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument(
+        "--daemon",
+        action="store_true",
+        help="also time Navigator.search through TREE's daemon (started here with NAV_DAEMON_NO_EMBED=1, stopped after)",
+    )
     args = ap.parse_args()
     store = Store(Path(args.db))
     search = SemanticSearch(store)
+    if args.daemon:
+        from navigator.frontends.client import DaemonClient
+
+        os.environ["NAV_DAEMON_NO_EMBED"] = "1"  # no background embedding beside the queries
+        client = DaemonClient(Path(args.tree))
+        try:
+            client.connect()
+            timed_rounds(
+                "daemon", lambda q: client.search(q, k=50), queries_of(store, Path(args.tree), args.query), args.rounds
+            )
+        finally:
+            client.stop()
+            client.close()
+    timed_rounds("in-process", lambda q: search.search(q, k=50, legs=LEXICAL), queries_of(store, Path(args.tree), args.query), args.rounds)
+    chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    print(f"{args.db}: {chunks} chunks")
+    store.close()
+
+
+def queries_of(store: Store, tree: Path, summary: str) -> dict[str, str]:
     tb = traceback_of(store)
-    long_a = long_query(Path(args.tree), args.query) + tb
-    long_b = long_query(Path(args.tree), "an unrelated summary about configuration loading") + tb
-    queries = {"one-line": args.query, "2,000 words": long_a, "2,000 words, other summary": long_b}
+    return {
+        "one-line": summary,
+        "2,000 words": long_query(tree, summary) + tb,
+        "2,000 words, other summary": long_query(tree, "an unrelated summary about configuration loading") + tb,
+    }
+
+
+def timed_rounds(label: str, run: Callable[[str], object], queries: dict[str, str], rounds: int) -> None:
+    """Warm once per query (caches of the index, not of the query), then ``rounds`` rounds."""
     for q in queries.values():
-        search.search(q, k=50, legs=LEXICAL)  # warm: caches of the index, not of the query
+        run(q)
     times: dict[str, list[float]] = {name: [] for name in queries}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name, q in queries.items():
             t0 = time.perf_counter()
-            search.search(q, k=50, legs=LEXICAL)
+            run(q)
             times[name].append((time.perf_counter() - t0) * 1e3)
     base = statistics.median(times["one-line"])
-    chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    print(f"{args.db}: {chunks} chunks, {len(long_a.split())} words, {args.rounds} rounds")
+    print(f"{label}: {len(queries['2,000 words'].split())} words, {rounds} rounds")
     for name, xs in times.items():
         med = statistics.median(xs)
         print(f"  {name}: p50 {med:.1f} ms, p95 {pct(xs, 0.95):.1f} ms, x{med / base:.1f} of one-line")
-    store.close()
 
 
 if __name__ == "__main__":

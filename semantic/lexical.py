@@ -457,8 +457,9 @@ MATCH_POSTINGS: int | None = 10_000
 postings (the sum of its terms' document frequencies), rarest terms first. FTS5 reads every
 posting of every OR-ed term and scores every row any term matches against every term, so a
 few common terms cost more than many rare ones and add least to BM25; a fixed budget keeps a
-2,000-word query's cost independent of the index's size (~10 ms per leg on a 2-core machine). A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's
-phrase falls back to the whole name); terms absent from the index are not sent.
+2,000-word query's cost independent of the index's size (~10 ms per leg on a 2-core machine).
+A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's phrase falls
+back to the whole name); terms absent from the index are not sent.
 None: every word of the names and capped prose is sent (the first round's)."""
 _FTS_TABLES = frozenset({"chunks_fts", "symbols_fts"})
 
