@@ -70,7 +70,7 @@ def main() -> None:
     ap.add_argument(
         "--daemon",
         action="store_true",
-        help="also time Navigator.search through TREE's daemon (started here with NAV_DAEMON_NO_EMBED=1, stopped after)",
+        help="also time Navigator.search through TREE's daemon (started here with NAV_DAEMON_NO_EMBED=1 and NAV_DAEMON_NO_WARM=1, stopped after)",
     )
     args = ap.parse_args()
     store = Store(Path(args.db))
@@ -79,6 +79,7 @@ def main() -> None:
         from navigator.frontends.client import DaemonClient
 
         os.environ["NAV_DAEMON_NO_EMBED"] = "1"  # no background embedding beside the queries
+        os.environ["NAV_DAEMON_NO_WARM"] = "1"  # nor language servers analysing the tree
         client = DaemonClient(Path(args.tree))
         try:
             client.connect()

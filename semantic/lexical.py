@@ -216,6 +216,8 @@ MAX_PROSE_DF = 0.1
 PROSE_LOOKUPS = 120
 """Distinct prose words of a long query whose document frequency is looked up, in the order
 they come (an issue's title and first paragraphs): each lookup costs ~0.5 ms on a large index."""
+PROSE_FIRST_COUNT = 64
+"""How far each prose word's document frequency is counted first (see :func:`cap_terms`)."""
 MAX_NAMES = 24
 """Names kept from a long query, strongest first (see :func:`mentions`)."""
 
@@ -514,9 +516,16 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     count = "SELECT count(*) FROM chunks" if DF_BY_MATCH else "SELECT max(rowid) FROM chunks_fts"
     chunks = int(conn.execute(count).fetchone()[0] or 0)
     common = max(1, int(MAX_PROSE_DF * chunks))
-    # Prose words are counted only as far as the prose rule needs (most are rare; a common one
-    # stops at ``common``), the names' words as far as theirs.
-    df = doc_freqs(conn, prose, cap=common) if DF_BY_MATCH else {}
+    # Prose words are counted only as far as the prose rule needs, the names' words as far as
+    # theirs. Only the ``max_words`` rarest prose words matter: counted first up to a small
+    # cap, a word above it cannot be among them once ``max_words`` words fall within it (the
+    # same words as counting each up to ``common``, reading a fraction of the postings).
+    df: dict[str, int] = {}
+    if DF_BY_MATCH:
+        low = min(common, PROSE_FIRST_COUNT)
+        df = doc_freqs(conn, prose, cap=low)
+        if low < common and sum(1 for w in prose if 0 < df[w] <= low) < max_words:
+            df.update(doc_freqs(conn, [w for w in prose if df[w] > low], cap=common))
     df.update(doc_freqs(conn, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
     order = {w: i for i, w in enumerate(prose)}
     kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
