@@ -39,6 +39,7 @@ from semantic.lexical import (
     _filter_sql,
     bm25_chunks,
     by_basename,
+    by_path_word,
     cap_terms,
     named_files,
     path_files,
@@ -181,6 +182,7 @@ class SemanticSearch:
         self.depth = depth
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
         self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
+        self._postings_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
         if share_with is not None:
             self._shared: _Shared = share_with._shared
         else:
@@ -492,6 +494,13 @@ class SemanticSearch:
             self._basename_cache = (words, by_basename(list(words)))
         return self._basename_cache[1]
 
+    def _path_postings(self) -> dict[str, list[str]]:
+        """path word -> paths, kept with the path words (same signature)."""
+        words = self._file_words()
+        if self._postings_cache is None or self._postings_cache[0] is not words:
+            self._postings_cache = (words, by_path_word(words))
+        return self._postings_cache[1]
+
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
             return None
@@ -546,7 +555,17 @@ class SemanticSearch:
                 )
             }
             files = {p: w for p, w in files.items() if p in allowed_files}
-        path_leg = [p for p, _ in path_files(files, terms, limit=depth, basenames=basenames if files is self._file_words() else None)]
+        whole = files is self._file_words()
+        path_leg = [
+            p
+            for p, _ in path_files(
+                files,
+                terms,
+                limit=depth,
+                basenames=basenames if whole else None,
+                postings=self._path_postings() if whole else None,
+            )
+        ]
         return out, path_leg
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:

@@ -12,20 +12,25 @@ The query analysis (:func:`query_terms`) is pure; the legs only run SQL.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from storage.tokens import fts_query, split_identifier
+from storage.tokens import fts_clause, fts_clauses, fts_query, split_identifier
 
 __all__ = [
     "Mentions",
     "QueryTerms",
+    "budgeted_match",
     "cap_terms",
+    "doc_freqs",
     "mentions",
     "by_basename",
+    "by_path_word",
     "named_files",
     "bm25_chunks",
     "path_files",
@@ -211,6 +216,8 @@ MAX_PROSE_DF = 0.1
 PROSE_LOOKUPS = 120
 """Distinct prose words of a long query whose document frequency is looked up, in the order
 they come (an issue's title and first paragraphs): each lookup costs ~0.5 ms on a large index."""
+PROSE_FIRST_COUNT = 64
+"""How far each prose word's document frequency is counted first (see :func:`cap_terms`)."""
 MAX_NAMES = 24
 """Names kept from a long query, strongest first (see :func:`mentions`)."""
 
@@ -229,6 +236,20 @@ _FILE_EXTENSIONS = frozenset(
 )
 """A dotted token ending in one of these is a file name (``template.yaml``), not a qualified name."""
 _NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a", "self", "cls", "none", "true", "false"})
+
+
+_DEFINER = re.compile(r"(?<![\w])(?:def|class|import|from|function|func|fn)\s+$")
+_DEFINER_REACH = 40
+"""Characters looked back from a name for the keyword that defines it (``def  name``)."""
+
+
+def _defined_at(code: str, start: int) -> bool:
+    """Whether the name at ``start`` follows a definition keyword (``def``, ``class``, ``import`` …).
+
+    Looks back a bounded stretch, not the whole text before the name: searching every prefix
+    was quadratic in a pasted fenced block's length."""
+    # The look-behind sees before ``pos``: a keyword cut from a longer word does not count.
+    return _DEFINER.search(code, max(0, start - _DEFINER_REACH), start) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +285,7 @@ def mentions(text: str) -> Mentions:
             # In quoted code: a name quoted alone, a call, a definition, or a code-looking token;
             # not every English word of a shell command or a log line.
             called = code[m.end() : m.end() + 1] == "("
-            defined = re.search(r"\b(def|class|import|from|function|func|fn)\s+$", code[: m.start()]) is not None
+            defined = _defined_at(code, m.start())
             code_like = single or called or defined or _looks_like_identifier(tok)
             if code_like and len(tok) > 2 and tok.lower() not in STOPWORDS and not tok.isdigit():
                 names.append(tok.removeprefix("self.").removeprefix("cls."))
@@ -302,12 +323,19 @@ class QueryTerms:
     said: frozenset[str] = frozenset()
     """A short query's every word, stopwords included (``file`` in "a file's rows"), in all
     its spellings: a name's common words may match these once a content word matched."""
+    match: str | None = None
+    """A long query's BM25 MATCH expression, chosen by :func:`cap_terms` under a postings
+    budget; None: built from the identifiers and words."""
+    name_match: str | None = None
+    """A long query's MATCH over symbol names (``symbols_fts``), chosen the same way; None:
+    built from the words."""
 
     @property
     def long(self) -> bool:
         return bool(self.prose)
 
 
+@lru_cache(maxsize=65_536)
 def _looks_like_identifier(token: str) -> bool:
     return (
         "_" in token.strip("_")
@@ -333,13 +361,24 @@ dropping it cost 0.013 file Acc@5 (issue localization) and Zod's ``v4`` queries.
 
 
 def _words_of(tokens: Sequence[str]) -> list[str]:
-    words: list[str] = []
+    """Content words of ``tokens`` (identifiers split), each once, in order: linear in the
+    number of tokens (a pasted issue has thousands)."""
+    words: dict[str, None] = {}
     for tok in tokens:
-        for piece in tok.split("."):
-            for w in split_identifier(piece) or [piece.lower()]:
-                if w and w not in STOPWORDS and w not in words and (len(w) > 1 or w.isdigit()):
-                    words.append(w)
-    return words
+        for w in _token_words(tok):
+            words.setdefault(w)
+    return list(words)
+
+
+@lru_cache(maxsize=65_536)
+def _token_words(token: str) -> tuple[str, ...]:
+    """One token's content words (pure; a pasted issue repeats its tokens many times)."""
+    return tuple(
+        w
+        for piece in token.split(".")
+        for w in split_identifier(piece) or [piece.lower()]
+        if w and w not in STOPWORDS and (len(w) > 1 or w.isdigit())
+    )
 
 
 def _drop_noise(words: list[str], first: str) -> list[str]:
@@ -408,26 +447,87 @@ def query_terms(text: str) -> QueryTerms:
     )
 
 
+DF_BY_MATCH = True
+"""Count a long query's document frequencies through FTS5 MATCH, which applies the index's own
+tokenizer (porter: ``templates`` counts the chunks holding ``template``), each count stopping at
+the largest frequency a rule needs. False: look the unstemmed word up in ``fts5vocab`` (the first
+round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, a
+common word's count walked its whole posting list, and the largest chunk id stood for the number
+of chunks)."""
+MATCH_POSTINGS: int | None = 10_000
+"""A long query's BM25 MATCH (over chunks, and over symbol names) reads at most this many
+postings (the sum of its terms' document frequencies), rarest terms first. FTS5 reads every
+posting of every OR-ed term and scores every row any term matches against every term, so a
+few common terms cost more than many rare ones and add least to BM25; a fixed budget keeps a
+2,000-word query's cost independent of the index's size (~10 ms per leg on a 2-core machine).
+A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's phrase falls
+back to the whole name); terms absent from the index are not sent.
+None: every word of the names and capped prose is sent (the first round's)."""
+_FTS_TABLES = frozenset({"chunks_fts", "symbols_fts"})
+
+
+def doc_freqs(
+    conn: sqlite3.Connection, words: Sequence[str], *, cap: int, table: str = "chunks_fts"
+) -> dict[str, int]:
+    """How many rows of ``table`` (``chunks_fts`` or ``symbols_fts``) hold each word, as the
+    index tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
+    ``cap + 1``."""
+    if table not in _FTS_TABLES:
+        raise ValueError(f"table must be one of {sorted(_FTS_TABLES)}, got {table!r}")
+    out: dict[str, int] = {}
+    if not DF_BY_MATCH and table == "chunks_fts":
+        return _vocab_freqs(conn, words)
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+    for w in words:
+        if w in out or not w:
+            continue
+        try:
+            row = conn.execute(sql, ('"' + w.replace('"', '""') + '"', cap + 1)).fetchone()
+        except sqlite3.OperationalError:  # a word the tokenizer leaves nothing of
+            row = None
+        out[w] = int(row[0]) if row is not None else 0
+    return out
+
+
+def _vocab_freqs(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, int]:
+    """The first round's lookup (see :data:`DF_BY_MATCH`), for comparison in bench/."""
+    lookups = list(dict.fromkeys(words))
+    df: dict[str, int] = {}
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
+    for start in range(0, len(lookups), 500):
+        part = lookups[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
+            df[str(term)] = int(doc)
+    return df
+
+
 def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
     """A long query's prose, weighed as prose: keep the ``max_words`` rarest words that occur
-    in the index (document frequency from FTS5's vocabulary), drop the rest. Short queries
-    are returned as they are."""
+    in the index (document frequency from FTS5), drop the rest; then choose the BM25 MATCH
+    terms under a postings budget (:data:`MATCH_POSTINGS`). Short queries are returned as
+    they are."""
     if not terms.long:
         return terms
     prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][:PROSE_LOOKUPS]
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
-    lookups = list(dict.fromkeys([*prose, *terms.words, *plain_names]))
-    df: dict[str, int] = {}
-    if lookups:
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-        for start in range(0, len(lookups), 500):
-            part = lookups[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
-                df[str(term)] = int(doc)
-    order = {w: i for i, w in enumerate(prose)}
-    chunks = int(conn.execute("SELECT max(rowid) FROM chunks_fts").fetchone()[0] or 0)
+    # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
+    # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
+    count = "SELECT count(*) FROM chunks" if DF_BY_MATCH else "SELECT max(rowid) FROM chunks_fts"
+    chunks = int(conn.execute(count).fetchone()[0] or 0)
     common = max(1, int(MAX_PROSE_DF * chunks))
+    # Prose words are counted only as far as the prose rule needs, the names' words as far as
+    # theirs. Only the ``max_words`` rarest prose words matter: counted first up to a small
+    # cap, a word above it cannot be among them once ``max_words`` words fall within it (the
+    # same words as counting each up to ``common``, reading a fraction of the postings).
+    df: dict[str, int] = {}
+    if DF_BY_MATCH:
+        low = min(common, PROSE_FIRST_COUNT)
+        df = doc_freqs(conn, prose, cap=low)
+        if low < common and sum(1 for w in prose if 0 < df[w] <= low) < max_words:
+            df.update(doc_freqs(conn, [w for w in prose if df[w] > low], cap=common))
+    df.update(doc_freqs(conn, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
+    order = {w: i for i, w in enumerate(prose)}
     kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
     # The names' own words stay unless nearly every chunk has them ("data", "run").
@@ -436,7 +536,7 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     idents = tuple(
         i for i in terms.identifiers if not (i.lower() in plain_names and df.get(i.lower(), 0) > 3 * common)
     )
-    return QueryTerms(
+    capped = QueryTerms(
         words=words,
         stems=frozenset(v for w in words for v in variants(w)),
         identifiers=idents,
@@ -444,14 +544,70 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
         paths=terms.paths,
         prose=terms.prose,
     )
+    if MATCH_POSTINGS is None:
+        return capped
+    clauses = fts_clauses(_match_text(capped))
+    needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
+    df.update(doc_freqs(conn, needed, cap=3 * common))
+    match = budgeted_match(clauses, df, budget=MATCH_POSTINGS, most=3 * common)
+    # The symbol leg's BM25 over names: the same rule, with the names' own frequencies.
+    symbols = int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0] or 0)
+    most = max(1, int(3 * MAX_PROSE_DF * symbols))
+    name_clauses = fts_clauses(" ".join(words))
+    sdf = doc_freqs(
+        conn, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, MATCH_POSTINGS), table="symbols_fts"
+    )
+    name_match = budgeted_match(name_clauses, sdf, budget=MATCH_POSTINGS, most=most)
+    return dataclasses.replace(capped, match=match, name_match=name_match)
 
 
-def _content_query(terms: QueryTerms) -> str:
-    """The FTS5 MATCH text: identifiers whole (OR their words), then the remaining words."""
+def budgeted_match(
+    clauses: Sequence[tuple[str, tuple[str, ...]]], df: dict[str, int], *, budget: int, most: int
+) -> str:
+    """The MATCH expression of ``clauses`` (see :func:`storage.tokens.fts_clauses`) whose terms'
+    document frequencies sum to at most ``budget``, rarest clauses first (pure).
+
+    A clause's phrase is sent only when each of its words is in 1..``most`` chunks, else its
+    whole name alone; a term in no chunk or in more than ``most`` is not sent. Kept clauses
+    stay in query order."""
+    options: list[tuple[int, int, str, tuple[str, ...]]] = []
+    for pos, (whole, parts) in enumerate(clauses):
+        d_whole = df.get(whole, 0)
+        phrase = bool(parts) and all(0 < df.get(p, 0) <= most for p in parts)
+        if not phrase and not 0 < d_whole <= most:
+            continue
+        # At most this many chunks match the clause: rarer clauses weigh more in BM25.
+        matches = (d_whole if d_whole <= most else 0) + (min(df[p] for p in parts) if phrase else 0)
+        options.append((matches, pos, whole, parts if phrase else ()))
+    options.sort()
+    used = 0
+    chosen: list[tuple[int, str]] = []
+    for _matches, pos, whole, parts in options:
+        d_whole = df.get(whole, 0) if df.get(whole, 0) <= most else 0
+        full = d_whole + sum(df[p] for p in parts)
+        if parts and used + full <= budget:
+            used += full
+            chosen.append((pos, fts_clause(whole, parts) if d_whole else fts_clause(" ".join(parts))))
+        elif d_whole > 0 and used + d_whole <= budget:
+            used += d_whole
+            chosen.append((pos, fts_clause(whole)))
+    return " OR ".join(c for _pos, c in sorted(chosen))
+
+
+def _match_text(terms: QueryTerms) -> str:
+    """Identifiers whole, then the words they do not cover: what the MATCH is built from."""
     parts = list(terms.identifiers)
     covered = {w for ident in terms.identifiers for p in ident.split(".") for w in split_identifier(p)}
     parts.extend(w for w in terms.words if w not in covered)
-    return fts_query(" ".join(parts))
+    return " ".join(parts)
+
+
+def _content_query(terms: QueryTerms) -> str:
+    """The FTS5 MATCH text: a long query's budgeted one (:func:`cap_terms`), else identifiers
+    whole (OR their words), then the remaining words."""
+    if terms.match is not None:
+        return terms.match
+    return fts_query(_match_text(terms))
 
 
 def _filter_sql(paths: Sequence[str] | None, languages: Sequence[str] | None) -> tuple[str, list[object]]:
@@ -573,13 +729,21 @@ def symbol_chunks(
                 out[cid] = 1000.0 - rank / 1000.0
             if len(out) >= limit:
                 break
-    match = fts_query(" ".join(terms.words))
+    match = terms.name_match if terms.name_match is not None else fts_query(" ".join(terms.words))
     if match and len(out) < limit:
-        sql = (
-            f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
-            "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-            f"WHERE symbols_fts MATCH ? {cond} ORDER BY b LIMIT ?"
-        )
+        if terms.name_match is not None and not cond:
+            # A long query matches thousands of names: find each one's chunk for the best
+            # only (SQLite ran the chunk look-up for every matched row before sorting).
+            sql = (
+                f"SELECT {chunk_of}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
+                "WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id ORDER BY t.b"
+            )
+        else:
+            sql = (
+                f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
+                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
+                f"WHERE symbols_fts MATCH ? {cond} ORDER BY b LIMIT ?"
+            )
         try:
             rows = conn.execute(sql, (match, *params, limit * 2)).fetchall()
         except sqlite3.OperationalError:
@@ -665,31 +829,52 @@ def named_files(
     return out
 
 
+def by_path_word(file_words: dict[str, set[str]]) -> dict[str, list[str]]:
+    """path word -> the paths holding it (for :func:`path_files`), in ``file_words`` order."""
+    out: dict[str, list[str]] = {}
+    for path, words in file_words.items():
+        for w in words:
+            out.setdefault(w, []).append(path)
+    return out
+
+
 def path_files(
     file_words: dict[str, set[str]],
     terms: QueryTerms,
     *,
     limit: int = 50,
     basenames: dict[str, list[str]] | None = None,
+    postings: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """Files ranked by the rarity-weighted query words found in their path (pure); files
-    the query names by path (see :func:`named_files`) first."""
+    the query names by path (see :func:`named_files`) first. ``postings`` is
+    :func:`by_path_word` of ``file_words``, when the caller keeps one: only the files holding a
+    query word are then visited (a long query's many words made a pass over every file's words
+    cost tens of milliseconds)."""
     named = named_files(list(file_words), terms.paths, index=basenames) if terms.paths else []
     if named:
-        rest = [kv for kv in path_files(file_words, QueryTerms(terms.words, terms.stems, (), terms.text), limit=limit) if kv[0] not in named]
+        plain = QueryTerms(terms.words, terms.stems, (), terms.text)
+        rest = [kv for kv in path_files(file_words, plain, limit=limit, postings=postings) if kv[0] not in named]
         return ([(p, float("inf")) for p in named] + rest)[:limit]
     if not terms.stems or not file_words:
         return []
     n = len(file_words)
     df: dict[str, int] = {}
-    for words in file_words.values():
-        for w in terms.stems & words:
-            df[w] = df.get(w, 0) + 1
+    if postings is not None:
+        holding = {w: postings[w] for w in terms.stems if w in postings}
+        df = {w: len(ps) for w, ps in holding.items()}
+        candidates = set().union(*holding.values()) if holding else set()
+        visit = [(p, file_words[p]) for p in candidates]  # the sort below is total: order is free
+    else:
+        for words in file_words.values():
+            for w in terms.stems & words:
+                df[w] = df.get(w, 0) + 1
+        visit = list(file_words.items())
     if not df:
         return []
     idf = {w: math.log(1 + n / c) for w, c in df.items()}
     scored = []
-    for path, words in file_words.items():
+    for path, words in visit:
         hit = terms.stems & words
         if hit:
             scored.append((path, sum(idf[w] for w in hit) / math.sqrt(len(words) + 1)))

@@ -44,15 +44,10 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_query(text: str, *, mode: str = "OR") -> str:
-    """Build an FTS5 MATCH expression for free text or identifiers.
-
-    Every identifier contributes its whole lower-cased form OR the phrase of its
-    words, so ``createSalesOrder``, ``create_sales_order`` and ``create sales
-    order`` find each other. Terms are joined with ``mode`` (``OR`` ranks by
-    BM25, ``AND`` requires all). Returns "" when the text has no usable term.
-    """
-    clauses: list[str] = []
+def fts_clauses(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The terms :func:`fts_query` builds from ``text``, once each: (whole lower-cased
+    identifier, its words when it has several, else ``()``)."""
+    clauses: list[tuple[str, tuple[str, ...]]] = []
     seen: set[str] = set()
     for match in _IDENT.finditer(text):
         token = match.group(0)
@@ -61,8 +56,21 @@ def fts_query(text: str, *, mode: str = "OR") -> str:
             continue
         seen.add(whole)
         parts = split_identifier(token)
-        if len(parts) > 1:
-            clauses.append(f"({_quote(whole)} OR {_quote(' '.join(parts))})")
-        else:
-            clauses.append(_quote(whole))
-    return f" {mode} ".join(clauses)
+        clauses.append((whole, tuple(parts) if len(parts) > 1 else ()))
+    return clauses
+
+
+def fts_clause(whole: str, parts: tuple[str, ...] = ()) -> str:
+    """One MATCH clause: the whole identifier, OR the phrase of its words when given."""
+    return f"({_quote(whole)} OR {_quote(' '.join(parts))})" if parts else _quote(whole)
+
+
+def fts_query(text: str, *, mode: str = "OR") -> str:
+    """Build an FTS5 MATCH expression for free text or identifiers.
+
+    Every identifier contributes its whole lower-cased form OR the phrase of its
+    words, so ``createSalesOrder``, ``create_sales_order`` and ``create sales
+    order`` find each other. Terms are joined with ``mode`` (``OR`` ranks by
+    BM25, ``AND`` requires all). Returns "" when the text has no usable term.
+    """
+    return f" {mode} ".join(fts_clause(whole, parts) for whole, parts in fts_clauses(text))
