@@ -303,3 +303,21 @@ def test_fast_path_prints_what_the_click_cli_prints(root: Path, client: DaemonCl
     fast.pop("elapsed_ms")
     slow.pop("elapsed_ms")
     assert fast == slow
+
+
+def test_a_repository_with_packages_named_like_navs_does_not_stand_in_for_them(
+    make_repo: Callable[[dict[str, str]], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon starts in the caller's folder, usually the repository: its own top-level
+    `navigator/` or `storage/` package must not be imported in place of nav's (nor run)."""
+    monkeypatch.setenv("NAV_DAEMON_NO_EMBED", "1")
+    monkeypatch.setenv("NAV_DAEMON_NO_WARM", "1")
+    trap = "import pathlib\npathlib.Path(__file__).parent.parent.joinpath('IMPORTED').touch()\nraise ImportError('the repository code ran')\n"
+    root = make_repo({**FILES, "navigator/__init__.py": trap, "storage/__init__.py": trap}).resolve()
+    monkeypatch.chdir(root)
+    c = DaemonClient(root)
+    try:
+        assert [s.path for s in c.definitions("Order").items] == ["orders.py"]
+    finally:
+        c.stop()
+    assert not (root / "IMPORTED").exists()

@@ -42,10 +42,14 @@ def start_daemon(
     ensure_nav_dir(paths.nav_dir)
     r, w = os.pipe()
     os.set_inheritable(w, True)
-    cmd = [sys.executable, "-m", "navigator.frontends.daemon", str(root), "--ready-fd", str(w)]
+    # -P: not the current folder first on the import path; a repository with its own `storage/` or
+    # `navigator/` package must not stand in for nav's (nor run its code in the daemon)
+    cmd = [sys.executable, "-P", "-m", "navigator.frontends.daemon", str(root), "--ready-fd", str(w)]
     if idle_timeout_s is not None:
         cmd += ["--idle-timeout", str(idle_timeout_s)]
-    env = {**os.environ, "PYTHONPATH": _package_parent() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # no empty entry: one (a trailing separator when PYTHONPATH was unset) means the current folder
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([_package_parent(), *inherited])}
     log_fd = open_private(paths.log, os.O_WRONLY | os.O_APPEND)
     try:
         # posix_spawn, not Popen: the daemon outlives this process by design, in its own session
