@@ -24,8 +24,13 @@ FILES = 60
 
 
 def integrity(db: Path) -> str:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return ",".join(str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)"))
+    """SQLite's own check: "ok", what it found, or the error it stopped on (damage where the
+    check itself cannot read past: "database disk image is malformed")."""
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return ",".join(str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)"))
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
 
 
 def damage(db: Path, rng: random.Random) -> int:

@@ -29,8 +29,11 @@ QUERIES = (("status",), ("map", "--tokens", "64"), ("search", "helper value"), (
 
 
 def _integrity(db: Path) -> str:
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        return ",".join(str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)"))
+    try:
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return ",".join(str(r[0]) for r in conn.execute("PRAGMA integrity_check(3)"))
+    except sqlite3.DatabaseError as exc:  # damage the check itself cannot read past
+        return str(exc)
 
 
 def _files(db: Path) -> int:
