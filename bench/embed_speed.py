@@ -43,6 +43,7 @@ from semantic.embed import (  # noqa: E402
     default_model_path,
     embedding_text,
     prepare_onnx_int8,
+    thread_limit,
 )
 from storage.db import Store  # noqa: E402
 
@@ -56,7 +57,9 @@ def _torch_int8(seq: int, per_channel: bool) -> Encode:
     model = SentenceTransformer(str(default_model_path()), device="cpu", local_files_only=True)
     model.max_seq_length = seq
     spec: Any = (
-        {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig} if per_channel else {torch.nn.Linear}
+        {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}
+        if per_channel
+        else {torch.nn.Linear}
     )
     q = torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8)
     return lambda texts: q.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
@@ -107,13 +110,21 @@ def runtimes(names: list[str], seq: int) -> dict[str, Encode]:
             folder = prepare_onnx_int8(max_seq_length=seq)
             if folder is None:
                 raise SystemExit("ONNX Runtime cannot be used here (see the log line above)")
-            out[name] = _onnx_fp32(folder, seq) if name == "onnx" else OnnxInt8Embedder(folder, max_seq_length=seq).embed_documents
+            out[name] = (
+                _onnx_fp32(folder, seq)
+                if name == "onnx"
+                else OnnxInt8Embedder(folder, max_seq_length=seq).embed_documents
+            )
         else:
-            raise SystemExit(f"--runtimes: unknown {name[:100]!r}; choose from torch,torch-int8,torch-int8-pc,onnx,onnx-int8")
+            raise SystemExit(
+                f"--runtimes: unknown {name[:100]!r}; choose from torch,torch-int8,torch-int8-pc,onnx,onnx-int8"
+            )
     return out
 
 
-def timed(settings: dict[str, Encode], texts: list[str], rounds: int, threads: int) -> tuple[dict[str, float], dict[str, Any]]:
+def timed(
+    settings: dict[str, Encode], texts: list[str], rounds: int, threads: int
+) -> tuple[dict[str, float], dict[str, Any]]:
     """Median seconds per round of each setting (rounds interleaved) and its last vectors."""
     spent: dict[str, list[float]] = {k: [] for k in settings}
     vecs: dict[str, Any] = {}
@@ -128,6 +139,27 @@ def timed(settings: dict[str, Encode], texts: list[str], rounds: int, threads: i
     return {k: statistics.median(v) for k, v in spent.items()}, vecs
 
 
+def rss(args: argparse.Namespace) -> None:
+    """Each runtime in a fresh process of this script: load it, embed the chunks once on one
+    thread, print the peak RSS and whether torch got imported."""
+    import subprocess
+
+    for name in (args.runtimes or "torch,onnx-int8").split(","):
+        cmd = [sys.executable, __file__, "--db", args.db, "--n", str(args.n), "--lengths", args.lengths]
+        out = subprocess.run([*cmd, "--rss-of", name], capture_output=True, text=True, check=True).stdout
+        print(f"{name:16s} {out.strip().splitlines()[-1]}", flush=True)
+
+
+def rss_of(name: str, texts: list[str], seq: int) -> None:
+    import resource
+
+    encode = runtimes([name], seq)[name]
+    with bounded_threads(1):
+        encode(texts)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"peak RSS {peak} MB, torch imported: {'torch' in sys.modules}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--db", required=True)
@@ -135,10 +167,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lengths", default="128,256")
     ap.add_argument("--runtimes", default="", help="compare runtimes at the first length (see above)")
-    ap.add_argument("--threads", default="", help="comma-separated thread counts (default: torch's)")
+    ap.add_argument(
+        "--threads", default="", help="comma-separated thread counts (default: nav's thread_limit())"
+    )
+    ap.add_argument("--rss", action="store_true", help="peak RSS of each runtime alone, one process each")
+    ap.add_argument("--rss-of", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    import torch
-
+    if args.rss:
+        rss(args)
+        return
     store = Store(Path(args.db))
     ids = [int(r[0]) for r in store.conn.execute("SELECT id FROM chunks")]
     random.Random(0).shuffle(ids)
@@ -146,20 +183,32 @@ def main() -> None:
     texts = [embedding_text(r.path, r.symbol, r.signature, r.text) for r in rows.values()]
     lengths = [int(x) for x in args.lengths.split(",")]
     tok = _tokenizer(default_model_path(), 100_000)
+    tok.no_padding()
     ntok = sorted(len(e.ids) for e in tok.encode_batch(texts))
-    print(f"{len(texts)} chunks from {args.db}; tokens p50={ntok[len(ntok) // 2]} p90={ntok[int(len(ntok) * 0.9)]} "
-          f">128: {sum(n > 128 for n in ntok) / len(ntok):.0%} >256: {sum(n > 256 for n in ntok) / len(ntok):.0%}")
+    print(
+        f"{len(texts)} chunks from {args.db}; tokens p50={ntok[len(ntok) // 2]} p90={ntok[int(len(ntok) * 0.9)]} "
+        f">128: {sum(n > 128 for n in ntok) / len(ntok):.0%} >256: {sum(n > 256 for n in ntok) / len(ntok):.0%}"
+    )
+    if args.rss_of:
+        rss_of(args.rss_of, texts, lengths[0])
+        return
     if args.runtimes:
         settings = runtimes(args.runtimes.split(","), lengths[0])
     else:
-        settings = {f"max_seq_length {n}": SentenceTransformerEmbedder(max_seq_length=n).embed_documents for n in lengths}
+        settings = {
+            f"max_seq_length {n}": SentenceTransformerEmbedder(max_seq_length=n).embed_documents
+            for n in lengths
+        }
     first = next(iter(settings))
-    for threads in [int(x) for x in args.threads.split(",")] if args.threads else [torch.get_num_threads()]:
+    for threads in [int(x) for x in args.threads.split(",")] if args.threads else [thread_limit()]:
         medians, vecs = timed(settings, texts, args.rounds, threads)
         for k in settings:
             cos = (vecs[k] * vecs[first]).sum(axis=1)
-            print(f"threads {threads} {k:16s} {len(texts) / medians[k]:7.1f} chunks/s  x{medians[first] / medians[k]:.2f}"
-                  f"  cosine to {first}: mean {cos.mean():.4f} min {cos.min():.4f}", flush=True)
+            print(
+                f"threads {threads} {k:16s} {len(texts) / medians[k]:7.1f} chunks/s  x{medians[first] / medians[k]:.2f}"
+                f"  cosine to {first}: mean {cos.mean():.4f} min {cos.min():.4f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ def main() -> None:
         for r in repos:
             for a, b in zip(before[r["repo"]]["per_query"][cfg], r["per_query"][cfg], strict=True):
                 if a["query"] != b["query"]:
-                    raise SystemExit(f"{r['repo']}: the two runs have different queries ({a['query'][:60]!r})")
+                    raise SystemExit(
+                        f"{r['repo']}: the two runs have different queries ({a['query'][:60]!r})"
+                    )
                 olds.append(a["ndcg"])
                 diffs.append(b["ndcg"] - a["ndcg"])
         lo, hi = bootstrap_ci(diffs)

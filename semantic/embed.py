@@ -54,6 +54,8 @@ __all__ = [
     "QUERY_THREADS",
     "bounded_threads",
     "embed_cache_dir",
+    "set_thread_limit",
+    "onnx_int8_folder",
     "prepare_onnx_int8",
     "thread_limit",
 ]
@@ -114,15 +116,34 @@ def bounded_threads(n: int) -> Iterator[None]:
                 torch.set_num_threads(_bounded[1])
 
 
+_process_limit: list[int] = [0]
+"""The thread count set by :func:`set_thread_limit` (0: none)."""
+
+
+def set_thread_limit(n: int) -> None:
+    """Let this process's model calls use at most ``n`` threads (the daemon's background
+    embedding, ``nav publish --threads``): torch's count now if torch is loaded, when the torch
+    path loads it otherwise, and ONNX Runtime's through :func:`thread_limit`. Does not import
+    torch (the ONNX path runs without it)."""
+    import sys
+
+    _process_limit[0] = max(1, int(n))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(_process_limit[0])
+
+
 def thread_limit() -> int:
     """Threads a model call may use now: the bound of :func:`bounded_threads` when inside one,
-    else torch's process-wide count when torch is loaded (``nav team publish --threads``, the
-    daemon and the benchmarks set it), else the CPUs this process may run on."""
+    else :func:`set_thread_limit`'s, else torch's process-wide count when torch is loaded (the
+    benchmarks set it), else the CPUs this process may run on."""
     import sys
 
     with _threads_lock:
         if _bounded[0] > 0:
             return max(1, _bounded[2])
+    if _process_limit[0] > 0:
+        return _process_limit[0]
     torch = sys.modules.get("torch")
     if torch is not None:
         return max(1, int(torch.get_num_threads()))
@@ -256,6 +277,10 @@ class SentenceTransformerEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
+                    if _process_limit[0] > 0:  # set before torch was loaded
+                        import torch
+
+                        torch.set_num_threads(_process_limit[0])
                     with _quiet_loading():
                         model = SentenceTransformer(str(self._path), device=self._device, local_files_only=True)
                 except Exception as exc:  # the library raises many kinds; name the model
@@ -437,43 +462,76 @@ def _export_int8(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
 _prepare_lock = threading.Lock()
 
 
+def _recorded_failure(folder: Path) -> str | None:
+    """The error of an earlier failed export of this model with the same package versions."""
+    try:
+        earlier = json.loads((folder / _ONNX_FAILED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(earlier, dict) and earlier.get("versions") == _export_versions():
+        return str(earlier.get("error"))[:200]
+    return None
+
+
+def _exported(folder: Path) -> bool:
+    return (folder / _ONNX_META).exists() and (folder / _ONNX_FILE).exists()
+
+
+def onnx_int8_folder(model_path: Path | None = None, *, cache_dir: Path | None = None) -> Path | None:
+    """Where the int8 export of the model is (or will be made, on first use of the model), when
+    ONNX Runtime can run it; else None, with a log line saying why. Cheap: nothing is imported
+    or exported here, so choosing the runtime (and the model id) never loads a model."""
+    from importlib.util import find_spec
+
+    if find_spec("onnxruntime") is None:
+        log.info("onnxruntime is not installed: embedding with torch (pip install onnxruntime for ~2x)")
+        return None
+    folder = _onnx_dir(model_path or default_model_path(), cache_dir)
+    if _exported(folder):
+        return folder
+    if find_spec("onnx") is None:
+        log.info("onnx is not installed, so the model cannot be exported: embedding with torch")
+        return None
+    error = _recorded_failure(folder)
+    if error is not None:
+        log.warning("embedding with torch: the ONNX export of the model failed before (%s)", error)
+        return None
+    return folder
+
+
 def prepare_onnx_int8(
     model_path: Path | None = None, *, max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH, cache_dir: Path | None = None
 ) -> Path | None:
     """The folder holding a checked int8 ONNX export of the model, made now if missing (some
-    seconds, once per model and onnxruntime version); None, with a log line saying why, when
-    ONNX Runtime cannot be used (not installed, or the export failed: recorded, and retried
-    only when the packages involved change)."""
-    from importlib.util import find_spec
-
-    if find_spec("onnxruntime") is None:
-        log.info("onnxruntime is not installed: embedding with torch (pip install onnxruntime for ~2.5x)")
-        return None
+    seconds, once per model and onnxruntime version; ``scripts/setup.sh`` makes it at install
+    time); None, with a log line saying why, when ONNX Runtime cannot be used (not installed,
+    or the export failed: recorded, and tried again only when the packages involved change)."""
     path = model_path or default_model_path()
-    folder = _onnx_dir(path, cache_dir)
+    folder = onnx_int8_folder(path, cache_dir=cache_dir)
+    if folder is None or not _ensure_export(folder, path, max_seq_length):
+        return None
+    return folder
+
+
+def _ensure_export(folder: Path, model_path: Path, max_seq_length: int) -> bool:
+    """Make the checked export in ``folder`` unless it is there; False (logged, recorded) when
+    that fails."""
     with _prepare_lock:
-        if (folder / _ONNX_META).exists() and (folder / _ONNX_FILE).exists():
-            return folder
-        failed = folder / _ONNX_FAILED
+        if _exported(folder):
+            return True
         try:
-            earlier = json.loads(failed.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            earlier = None
-        if isinstance(earlier, dict) and earlier.get("versions") == _export_versions():
-            log.warning("embedding with torch: the ONNX export failed before (%s)", str(earlier.get("error"))[:200])
-            return None
-        try:
-            worst = _export_int8(path, folder, max_seq_length)
+            worst = _export_int8(model_path, folder, max_seq_length)
         except Exception as exc:  # export, quantization and check raise many kinds: all mean "use torch"
             log.warning("embedding with torch: cannot export the model to ONNX int8: %s", str(exc)[:300])
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                failed.write_text(json.dumps({"error": str(exc)[:500], "versions": _export_versions()}), "utf-8")
+                error = {"error": str(exc)[:500], "versions": _export_versions()}
+                (folder / _ONNX_FAILED).write_text(json.dumps(error), "utf-8")
             except OSError:
                 pass
-            return None
+            return False
         log.info("exported the embedding model to ONNX int8 in %s (probe cosine >= %.4f)", folder, worst)
-        return folder
+        return True
 
 
 class _OrtRunner:
@@ -533,8 +591,11 @@ class OnnxInt8Embedder:
     and normalization as sentence-transformers, ~2.5x the chunks per second on a CPU
     (bench/README.md, "A faster runtime"), and no torch in the process.
 
-    Made by :func:`load_embedder` only once :func:`prepare_onnx_int8` has a checked export, so
-    the runtime (and with it :attr:`model_id`) is settled before any vector is stored. Its
+    Chosen by :func:`load_embedder` when :func:`onnx_int8_folder` says ONNX Runtime can run the
+    model, which costs nothing; the export is made (and checked against torch) on first use
+    of the model if ``scripts/setup.sh`` has not made it. An export that fails then is an
+    :class:`EmbedError` for this process (its vectors would carry this id) and is recorded,
+    so the next start chooses torch. Its
     vectors are close to torch's (cosine ~0.994) but not the same: they carry their own model
     id, and an index never mixes the two. Every call runs with a bounded thread count:
     documents with :func:`thread_limit`, a query with ``query_threads``.
@@ -574,6 +635,11 @@ class OnnxInt8Embedder:
     def _load(self) -> _OrtRunner:
         with self._lock:
             if self._runner is None:
+                if not _ensure_export(self._folder, self._path, self._max_seq_length):
+                    raise EmbedError(
+                        "cannot export the embedding model to ONNX int8 (see the log); this process has "
+                        f"no vectors, the next start embeds with torch (or set {RUNTIME_ENV}=torch)"
+                    )
                 try:
                     self._runner = _OrtRunner(
                         self._folder / _ONNX_FILE, _tokenizer(self._path, self._max_seq_length), threads=None
@@ -654,7 +720,7 @@ def load_embedder(
         if runtime not in ("onnx-int8", "torch"):
             raise EmbedError(f"{RUNTIME_ENV}={runtime[:100]!r}: choose onnx-int8 (the default) or torch")
         if runtime == "onnx-int8":
-            folder = prepare_onnx_int8(max_seq_length=max_seq_length)
+            folder = onnx_int8_folder()
             if folder is not None:
                 return OnnxInt8Embedder(folder, max_seq_length=max_seq_length)
         return SentenceTransformerEmbedder(max_seq_length=max_seq_length)
