@@ -460,6 +460,8 @@ def _export_int8(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
 
 
 _prepare_lock = threading.Lock()
+_failed_here: dict[Path, str] = {}
+"""Exports that failed in this process, in case the failure could not be written down."""
 
 
 def _recorded_failure(folder: Path) -> str | None:
@@ -492,7 +494,15 @@ def onnx_int8_folder(model_path: Path | None = None, *, cache_dir: Path | None =
     if find_spec("onnx") is None:
         log.info("onnx is not installed, so the model cannot be exported: embedding with torch")
         return None
-    error = _recorded_failure(folder)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        writable = os.access(folder.parent, os.W_OK)
+    except OSError:
+        writable = False
+    if not writable:
+        log.warning("embedding with torch: cannot write the ONNX export under %s (set NAV_CACHE_DIR)", folder.parent)
+        return None
+    error = _failed_here.get(folder) or _recorded_failure(folder)
     if error is not None:
         log.warning("embedding with torch: the ONNX export of the model failed before (%s)", error)
         return None
@@ -523,6 +533,7 @@ def _ensure_export(folder: Path, model_path: Path, max_seq_length: int) -> bool:
             worst = _export_int8(model_path, folder, max_seq_length)
         except Exception as exc:  # export, quantization and check raise many kinds: all mean "use torch"
             log.warning("embedding with torch: cannot export the model to ONNX int8: %s", str(exc)[:300])
+            _failed_here[folder] = str(exc)[:200]
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 error = {"error": str(exc)[:500], "versions": _export_versions()}

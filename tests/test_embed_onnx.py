@@ -188,6 +188,18 @@ def test_a_failed_export_is_a_clear_error_then_torch_from_the_next_start(
     assert again.embed_query("x").shape == (384,)
 
 
+def test_an_unwritable_cache_means_torch_not_a_failure_at_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path / "a-file" / "nav"))  # nothing can be made there
+    monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
+    with caplog.at_level(logging.WARNING, logger="nav.embed"):
+        emb = load_embedder()
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    assert "cannot write the ONNX export under" in caplog.text and "NAV_CACHE_DIR" in caplog.text
+
+
 def test_a_broken_export_file_is_a_clear_error_and_is_made_again(folder: Path, tmp_path: Path) -> None:
     import shutil
 
