@@ -6,8 +6,9 @@ can be configured instead, and a model2vec static model directory is accepted to
 Nothing here downloads anything: loading passes ``local_files_only=True``.
 
 The default model runs on ONNX Runtime with int8 weights when ``onnxruntime`` is installed
-(:class:`OnnxInt8Embedder`: about 2-3x the chunks per second of torch on a CPU, vectors at
-cosine ~0.994 to torch's, retrieval equal on semble's benchmark; bench/README.md). Its ONNX
+(:class:`OnnxInt8Embedder`: about twice the chunks per second of torch on one CPU thread,
+vectors at cosine ~0.994 to torch's, retrieval equal on semble's benchmark, and no torch in
+the process; bench/README.md). Its ONNX
 file is exported from the installed model on this machine, once, into the user's cache
 (:func:`embed_cache_dir`); when that is impossible nav logs why and uses the torch path.
 ``NAV_EMBED_RUNTIME=torch`` chooses the torch path.
@@ -321,7 +322,7 @@ RUNTIME_ENV = "NAV_EMBED_RUNTIME"
 
 ONNX_MIN_COSINE = 0.98
 """An exported int8 model is used only if every probe text's vector is at least this close
-(cosine) to the torch model's. Measured on 256 real chunks: mean 0.994, min 0.990."""
+(cosine) to the torch model's. Measured on 251 real chunks of flask: mean 0.9941, min 0.9869."""
 
 _ONNX_FILE = "model-int8.onnx"
 _ONNX_META = "meta.json"
@@ -529,10 +530,15 @@ def _ensure_export(folder: Path, model_path: Path, max_seq_length: int) -> bool:
     with _prepare_lock:
         if _exported(folder):
             return True
+        if folder in _failed_here:  # not again in this process: it takes seconds and fails alike
+            return False
         try:
             worst = _export_int8(model_path, folder, max_seq_length)
         except Exception as exc:  # export, quantization and check raise many kinds: all mean "use torch"
-            log.warning("embedding with torch: cannot export the model to ONNX int8: %s", str(exc)[:300])
+            log.warning(
+                "cannot export the embedding model to ONNX int8 (nav embeds with torch from the next start): %s",
+                str(exc)[:300],
+            )
             _failed_here[folder] = str(exc)[:200]
             try:
                 folder.mkdir(parents=True, exist_ok=True)

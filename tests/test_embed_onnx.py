@@ -178,10 +178,13 @@ def test_a_failed_export_is_a_clear_error_then_torch_from_the_next_start(
             EmbedError, match="cannot export .* next start embeds with torch .*NAV_EMBED_RUNTIME=torch"
         ):
             first.embed_documents(["def f(): pass"])
+        with pytest.raises(EmbedError):  # again: an error at once, not another export
+            first.embed_query("def f(): pass")
         again, later = load_embedder(), load_embedder()
     assert isinstance(again, SentenceTransformerEmbedder) and isinstance(later, SentenceTransformerEmbedder)
     assert len(calls) == 1  # recorded: tried again only when torch/transformers/onnx/onnxruntime change
-    assert "cannot export the model to ONNX int8: Unsupported ONNX opset" in caplog.text
+    assert "cannot export the embedding model to ONNX int8" in caplog.text
+    assert "Unsupported ONNX opset" in caplog.text
     assert "failed before" in caplog.text
     failed = json.loads((calls[0] / "failed.json").read_text())
     assert failed["versions"] == embed._export_versions()
