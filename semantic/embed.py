@@ -134,6 +134,14 @@ def set_thread_limit(n: int) -> None:
         torch.set_num_threads(_process_limit[0])
 
 
+def _import_torch_within_limit() -> None:
+    """Load torch with :func:`set_thread_limit`'s count applied (it may have been set before)."""
+    import torch
+
+    if _process_limit[0] > 0:
+        torch.set_num_threads(_process_limit[0])
+
+
 def thread_limit() -> int:
     """Threads a model call may use now: the bound of :func:`bounded_threads` when inside one,
     else :func:`set_thread_limit`'s, else torch's process-wide count when torch is loaded (the
@@ -278,10 +286,7 @@ class SentenceTransformerEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    if _process_limit[0] > 0:  # set before torch was loaded
-                        import torch
-
-                        torch.set_num_threads(_process_limit[0])
+                    _import_torch_within_limit()
                     with _quiet_loading():
                         model = SentenceTransformer(str(self._path), device=self._device, local_files_only=True)
                 except Exception as exc:  # the library raises many kinds; name the model
@@ -385,6 +390,14 @@ def _mean_pool(hidden: npt.NDArray[Any], mask: npt.NDArray[Any]) -> Vectors:
 
 
 def _export_int8(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
+    """:func:`_export_int8_unbounded` within the process's thread limit (the daemon's one
+    thread holds for the export too)."""
+    _import_torch_within_limit()
+    with bounded_threads(thread_limit()):
+        return _export_int8_unbounded(model_path, out_dir, max_seq_length)
+
+
+def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
     """Export the transformer of ``model_path`` to ONNX, quantize its MatMul weights to int8
     (per channel), check it against torch on :data:`_PROBE_TEXTS`, and write it to
     ``out_dir`` with a meta file written last. Returns the lowest probe cosine. Raises on any

@@ -149,12 +149,30 @@ def test_falls_back_to_torch_when_onnxruntime_is_missing(
 def test_choosing_the_runtime_exports_nothing_and_first_use_exports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import torch
+
     monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
     emb = load_embedder()
     assert isinstance(emb, OnnxInt8Embedder) and emb.model_id.endswith(":ort-int8")
     assert not list(tmp_path.rglob("*.onnx"))  # a lexical search reads the id: no export for that
-    assert emb.embed_query("retry a failed download").shape == (384,)
+    seen: list[int] = []
+    real_export = embed._export_int8_unbounded
+
+    def spy(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
+        seen.append(torch.get_num_threads())
+        return real_export(model_path, out_dir, max_seq_length)
+
+    monkeypatch.setattr(embed, "_export_int8_unbounded", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        embed.set_thread_limit(1)  # as the daemon does: the export stays on one thread too
+        assert emb.embed_query("retry a failed download").shape == (384,)
+    finally:
+        embed._process_limit[0] = 0
+        torch.set_num_threads(before)
+    assert seen == [1]
     assert len(list(tmp_path.rglob("model-int8.onnx"))) == 1 and list(tmp_path.rglob("meta.json"))
 
 
