@@ -11,7 +11,8 @@ Two comparisons:
   each at every ``--threads`` count, with the cosine of each runtime's vectors to torch's
   on the same chunks (mean / min). ``torch-int8`` is torch's dynamic int8 quantization of
   the Linear layers (per-tensor and per-channel), ``onnx`` the plain fp32 ONNX export, and
-  ``onnx-int8`` nav's default (:class:`semantic.embed.OnnxInt8Embedder`).
+  ``onnx-int8`` nav's default (:class:`semantic.embed.OnnxInt8Embedder`; ``onnx-int8@16``: with
+  batches of 16 instead of one text per call).
 
     python bench/embed_speed.py --db bench/corpora/.idx/<slug>/flask.db --n 128 --rounds 3 --lengths 128,256
     python bench/embed_speed.py --db /work/corpora/semble/.idx/lexical/flask.db --n 256 --rounds 5 \\
@@ -35,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from semantic.embed import (  # noqa: E402
+    ONNX_BATCH,
     OnnxInt8Embedder,
     SentenceTransformerEmbedder,
     _OrtRunner,
@@ -106,14 +108,15 @@ def runtimes(names: list[str], seq: int) -> dict[str, Encode]:
             out[name] = SentenceTransformerEmbedder(max_seq_length=seq).embed_documents
         elif name in ("torch-int8", "torch-int8-pc"):
             out[name] = _torch_int8(seq, per_channel=name.endswith("-pc"))
-        elif name in ("onnx", "onnx-int8"):
+        elif name in ("onnx", "onnx-int8") or name.startswith("onnx-int8@"):
             folder = prepare_onnx_int8(max_seq_length=seq)
             if folder is None:
                 raise SystemExit("ONNX Runtime cannot be used here (see the log line above)")
+            batch = int(name.partition("@")[2] or ONNX_BATCH)  # onnx-int8@16: another batch size
             out[name] = (
                 _onnx_fp32(folder, seq)
                 if name == "onnx"
-                else OnnxInt8Embedder(folder, max_seq_length=seq).embed_documents
+                else OnnxInt8Embedder(folder, max_seq_length=seq, batch_size=batch).embed_documents
             )
         else:
             raise SystemExit(

@@ -329,6 +329,12 @@ ONNX_MIN_COSINE = 0.98
 """An exported int8 model is used only if every probe text's vector is at least this close
 (cosine) to the torch model's. Measured on 251 real chunks of flask: mean 0.9941, min 0.9869."""
 
+ONNX_BATCH = 1
+"""Texts per ONNX Runtime call. Dynamic int8 quantizes each call's activations with one scale
+for the whole batch (padding included), so in a batch a chunk's vector depends on the chunks
+beside it (cosine ~0.995 between batch sizes). One text per call makes every vector a function
+of its text alone, as a query's is, and measured as fast on one thread (bench/README.md)."""
+
 _ONNX_FILE = "model-int8.onnx"
 _ONNX_META = "meta.json"
 _ONNX_FAILED = "failed.json"
@@ -457,7 +463,7 @@ def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int)
             finally:
                 root.setLevel(level)
         got = _OrtRunner(tmp / _ONNX_FILE, _tokenizer(model_path, max_seq_length), threads=1).encode(
-            list(_PROBE_TEXTS), batch_size=len(_PROBE_TEXTS)
+            list(_PROBE_TEXTS), batch_size=ONNX_BATCH
         )
         worst = float((ref * got).sum(axis=1).min())
         if worst < ONNX_MIN_COSINE:
@@ -650,7 +656,7 @@ class OnnxInt8Embedder:
         model_path: Path | None = None,
         *,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
-        batch_size: int = 32,
+        batch_size: int = ONNX_BATCH,
         query_threads: int = QUERY_THREADS,
     ) -> None:
         self._folder = folder

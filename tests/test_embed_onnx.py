@@ -77,6 +77,17 @@ def test_int8_vectors_agree_with_torch_on_real_chunks(folder: Path, chunks: list
     assert meta["min_probe_cosine"] >= embed.ONNX_MIN_COSINE
 
 
+def test_a_chunks_vector_does_not_depend_on_the_chunks_embedded_beside_it(
+    folder: Path, chunks: list[str]
+) -> None:
+    """Dynamic int8 scales a call's activations together: one text per call keeps each vector a
+    function of its text alone (the same in any sync, on any machine, as a query's)."""
+    onnx = OnnxInt8Embedder(folder)
+    alone = onnx.embed_documents(chunks[:1])
+    beside = onnx.embed_documents([chunks[0], *chunks[1:8], "x " * 400])
+    np.testing.assert_allclose(alone[0], beside[0], atol=1e-6)
+
+
 def test_search_stores_int8_vectors_under_their_own_model_id(folder: Path, tmp_path: Path) -> None:
     store = Store(tmp_path / "index.db")
     index_root(WORKSPACES / "python", store)
