@@ -129,6 +129,8 @@ def timed(
     settings: dict[str, Encode], texts: list[str], rounds: int, threads: int
 ) -> tuple[dict[str, float], dict[str, Any]]:
     """Median seconds per round of each setting (rounds interleaved) and its last vectors."""
+    import torch  # noqa: F401 - loaded before bounded_threads, which bounds only a loaded torch
+
     spent: dict[str, list[float]] = {k: [] for k in settings}
     vecs: dict[str, Any] = {}
     with bounded_threads(threads):

@@ -333,7 +333,8 @@ ONNX_BATCH = 1
 """Texts per ONNX Runtime call. Dynamic int8 quantizes each call's activations with one scale
 for the whole batch (padding included), so in a batch a chunk's vector depends on the chunks
 beside it (cosine ~0.995 between batch sizes). One text per call makes every vector a function
-of its text alone, as a query's is, and measured as fast on one thread (bench/README.md)."""
+of its text alone, as a query's is, and is the faster on one thread; on more, texts run side
+by side on one-thread sessions (bench/README.md)."""
 
 _ONNX_FILE = "model-int8.onnx"
 _ONNX_META = "meta.json"
@@ -615,8 +616,25 @@ class _OrtRunner:
         return dict(self._sessions)
 
     def encode(self, texts: list[str], *, batch_size: int, threads: int | None = None) -> Vectors:
-        """Unit vectors of ``texts``: sorted by length into batches (little padding), mean pooled."""
-        sess = self._session(threads or self._fixed or thread_limit())
+        """Unit vectors of ``texts``, mean pooled, on at most ``threads`` threads (default: the
+        runner's fixed count, else :func:`thread_limit`).
+
+        ``batch_size`` 1: each text alone through a one-thread session, ``threads`` texts at a
+        time (ONNX Runtime runs one session from several threads; a single short sequence
+        gains nothing from an intra-op pool). Larger: length-sorted batches through a session
+        with a ``threads`` pool."""
+        n = max(1, threads or self._fixed or thread_limit())
+        if batch_size == 1:
+            sess = self._session(1)
+            if n == 1 or len(texts) == 1:
+                rows = [self._one(sess, t) for t in texts]
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(max_workers=min(n, len(texts)), thread_name_prefix="nav-embed") as pool:
+                    rows = list(pool.map(lambda t: self._one(sess, t), texts))
+            return np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+        sess = self._session(n)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = np.zeros((len(texts), 0), dtype=np.float32)
         for start in range(0, len(order), batch_size):
@@ -634,11 +652,21 @@ class _OrtRunner:
             out[idx] = vecs
         return out
 
+    def _one(self, sess: Any, text: str) -> Vectors:
+        """One text's (1, dim) vector: no padding, nothing else in the call."""
+        e = self._tok.encode(text)
+        feeds = {
+            "input_ids": np.asarray([e.ids], dtype=np.int64),
+            "attention_mask": np.asarray([e.attention_mask], dtype=np.int64),
+            "token_type_ids": np.asarray([e.type_ids], dtype=np.int64),
+        }
+        return _mean_pool(sess.run(None, feeds)[0], feeds["attention_mask"])
+
 
 class OnnxInt8Embedder:
     """The default model on ONNX Runtime with int8 MatMul weights: same tokenizer, mean pooling
-    and normalization as sentence-transformers, ~2.5x the chunks per second on a CPU
-    (bench/README.md, "A faster runtime"), and no torch in the process.
+    and normalization as sentence-transformers, about 2x the chunks per second of torch on a
+    CPU (bench/README.md, "A faster runtime"), and no torch in the process.
 
     Chosen by :func:`load_embedder` when :func:`onnx_int8_folder` says ONNX Runtime can run the
     model, which costs nothing; the export is made (and checked against torch) on first use

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,18 +103,48 @@ def test_search_stores_int8_vectors_under_their_own_model_id(folder: Path, tmp_p
     store.close()
 
 
-def test_every_call_runs_on_a_bounded_thread_pool(folder: Path, chunks: list[str]) -> None:
+class _Concurrency:
+    """A session stand-in that counts how many run() calls overlap (then calls the real one)."""
+
+    def __init__(self, sess: Any) -> None:
+        self.sess = sess
+        self.now = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    def run(self, *args: Any) -> Any:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            return self.sess.run(*args)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def test_every_call_runs_on_a_bounded_number_of_threads(folder: Path, chunks: list[str]) -> None:
     onnx = OnnxInt8Embedder(folder, query_threads=1)
-    onnx.embed_query("retry a failed download")  # on query_threads, whatever the process's limit
-    with bounded_threads(2):
-        onnx.embed_documents(chunks[:4])
-    with bounded_threads(1):
-        onnx.embed_documents(chunks[:4])
     runner = onnx._load()
-    sessions = runner.sessions
-    assert set(sessions) == {1, 2}  # one pool per bound, never an unbounded one
-    for threads, sess in sessions.items():
+    assert runner.sessions[1].get_session_options().intra_op_num_threads == 1
+    spy = _Concurrency(runner.sessions[1])
+    runner._sessions[1] = spy
+    onnx.embed_query("retry a failed download")  # on query_threads, whatever the process's limit
+    assert spy.most == 1
+    with bounded_threads(1):
+        one = onnx.embed_documents(chunks)
+    assert spy.most == 1
+    with bounded_threads(2):
+        two = onnx.embed_documents(chunks)
+    assert 1 <= spy.most <= 2 and set(runner.sessions) == {1}  # texts side by side, one thread each
+    np.testing.assert_array_equal(one, two)  # the same vectors, however many threads
+
+    batched = OnnxInt8Embedder(folder, batch_size=8)  # the batch path: one session per bound
+    with bounded_threads(2):
+        batched.embed_documents(chunks[:8])
+    for threads, sess in batched._load().sessions.items():
         assert sess.get_session_options().intra_op_num_threads == threads
+    assert set(batched._load().sessions) == {1, 2}
 
 
 def test_the_process_thread_limit_bounds_onnx_too(folder: Path, chunks: list[str]) -> None:
@@ -120,8 +152,11 @@ def test_the_process_thread_limit_bounds_onnx_too(folder: Path, chunks: list[str
     onnx = OnnxInt8Embedder(folder)
     try:
         embed.set_thread_limit(3)
-        onnx.embed_documents(chunks[:4])
-        assert embed.thread_limit() == 3 and 3 in onnx._load().sessions
+        runner = onnx._load()
+        spy = _Concurrency(runner.sessions[1])
+        runner._sessions[1] = spy
+        onnx.embed_documents(chunks)
+        assert embed.thread_limit() == 3 and spy.most <= 3
     finally:
         embed._process_limit[0] = 0
 
