@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic.embed import SentenceTransformerEmbedder  # noqa: E402
+from semantic.embed import OnnxInt8Embedder, SentenceTransformerEmbedder, thread_limit  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 QUERIES = [
@@ -25,16 +25,14 @@ QUERIES = [
 
 
 def main() -> None:
-    import torch
-
     store = Store(Path(sys.argv[1]) / ".nav" / "index.db")
     search = SemanticSearch(store)
     search.search("warm up", k=10)
     emb = search.embedder
-    if not isinstance(emb, SentenceTransformerEmbedder):
-        raise SystemExit("needs the default sentence-transformers model")
-    print("vectors/chunks", search.refresh(), "torch threads", torch.get_num_threads())
-    for threads in (1, torch.get_num_threads()):
+    if not isinstance(emb, (SentenceTransformerEmbedder, OnnxInt8Embedder)):
+        raise SystemExit("needs the default model (on torch or ONNX Runtime)")
+    print("vectors/chunks", search.refresh(), type(emb).__name__, "threads", thread_limit())
+    for threads in (1, thread_limit()):
         emb._query_threads = threads
         ms = []
         for _ in range(2):

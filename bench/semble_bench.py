@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
+from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder, set_thread_limit  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 BENCH = Path(os.environ.get("NAV_SEMBLE", HERE.parent.parent / "shared" / "bench" / "semble"))
@@ -458,7 +458,7 @@ def main() -> None:
         "--no-vectors", action="store_true", help=f"lexical legs only: {','.join(LEXICAL_CONFIGS)}"
     )
     ap.add_argument("--configs", default="", help=f"comma-separated, from {','.join(CONFIGS)} (default: all)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads for the model")
+    ap.add_argument("--threads", type=int, default=1, help="threads for the model (torch or ONNX Runtime)")
     ap.add_argument(
         "--max-seq-length", type=int, default=DEFAULT_MAX_SEQ_LENGTH, help="transformer tokens per chunk"
     )
@@ -502,9 +502,7 @@ def main() -> None:
             f"--configs {','.join(configs)}: choose from {','.join(CONFIGS)} (no vector configs with --no-vectors)"
         )
     if not args.no_vectors:
-        import torch
-
-        torch.set_num_threads(max(1, args.threads))
+        set_thread_limit(args.threads)  # torch or ONNX Runtime alike
     corpora = Path(args.corpora)
     repos = json.loads((BENCH / "repos.json").read_text())
     chosen = choose(repos, args.repos, args.languages, args.set)

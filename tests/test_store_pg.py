@@ -182,9 +182,9 @@ def test_cli_index_starts_warm_from_nav_store_and_status_hides_the_password(
     """`nav index --no-embed` with NAV_STORE on a fresh clone takes the store's vectors (no model
     is loaded: the published vectors are keyed by the default model's id, computed here by a
     stand-in embedder so this test stays fast)."""
-    from semantic.embed import SentenceTransformerEmbedder
+    from semantic.embed import load_embedder
 
-    model_id = SentenceTransformerEmbedder().model_id  # the id only: the model is not loaded
+    model_id = load_embedder().model_id  # the default runtime's id only: the model is not loaded
     repo = make_repo(tmp_path / "billing")
     with _nav(repo, store_url, FakeEmbedder(384, model_id=model_id)) as nav:
         published = nav.team().publish()

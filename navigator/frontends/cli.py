@@ -375,12 +375,9 @@ def publish(
     Content-addressed: files, chunks and vectors the store has are not uploaded or embedded
     again. One transaction per commit; publishing a published commit only moves the branch.
     """
-    try:
-        import torch
+    from semantic.embed import set_thread_limit
 
-        torch.set_num_threads(threads)
-    except ImportError:  # pragma: no cover - torch comes with sentence-transformers
-        pass
+    set_thread_limit(threads)  # torch or ONNX Runtime alike
     nav = _team_nav(obj, store_url)
     progress = Progress("embedding")
     try:

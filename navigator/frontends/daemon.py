@@ -280,12 +280,9 @@ class Daemon:
         daemons, one embeds at a time. When every chunk has its vector the loop sleeps until
         the watcher re-indexes something, so an idle daemon can give the model back.
         """
-        try:
-            import torch
+        from semantic.embed import set_thread_limit
 
-            torch.set_num_threads(1)  # leave the other core to queries
-        except ImportError:
-            pass
+        set_thread_limit(1)  # leave the other core to queries (torch or ONNX Runtime alike)
         lock_fd = _open_user_lock(self.embed_lock)
         requests_seen = -1
         try:
