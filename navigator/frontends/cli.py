@@ -245,11 +245,24 @@ def index(obj: Ctx, path: str | None, embed: bool | None, store_url: str | None,
     team = _store_configured(obj, store_url)
     nav = _team_nav(obj, store_url) if team else obj.local()
     progress = Progress("parsing")
-    try:
-        with _terminate_as_exit():
+    indexed = False
+
+    def left() -> str:  # a SIGTERM after the index committed (embedding, printing) loses nothing of it
+        if not indexed:
+            return "finished batches are kept, run `nav index` to complete"
+        return "the index run had completed; vectors embedded so far are kept (the next `nav index --embed` or the daemon goes on)"
+
+    with _terminate_as_exit(left):
+        try:
             report = nav.index(progress=progress)
-    finally:
-        progress.close()
+            indexed = True
+        finally:
+            progress.close()
+        _index_rest(nav, report, team=team, embed=embed, as_json=as_json)
+
+
+def _index_rest(nav: Any, report: Any, *, team: bool, embed: bool | None, as_json: bool) -> None:
+    """`nav index` after the index run: embedding or warming from the team store, then the report."""
     warm = None
     if team:
         warm = _warm_with_progress(nav, embed=embed is not False)
@@ -401,9 +414,10 @@ def publish(
 
 
 @contextlib.contextmanager
-def _terminate_as_exit() -> Iterator[None]:
+def _terminate_as_exit(said: Callable[[], str] | None = None) -> Iterator[None]:
     """SIGTERM (what `timeout` and service managers send) ends an index run cleanly: the open batch
-    rolls back, the parse workers are ended, and the exit code is 143."""
+    rolls back, the parse workers are ended, and the exit code is 143 with ``said()`` (what the
+    run leaves; by default: finished batches) on stderr."""
     import signal
 
     def on_term(signum: int, frame: object) -> None:
@@ -418,7 +432,8 @@ def _terminate_as_exit() -> Iterator[None]:
         yield
     except SystemExit as exc:
         if exc.code == 143:
-            click.echo("nav: terminated; finished batches are kept, run `nav index` to complete", err=True)
+            text = said() if said is not None else "finished batches are kept, run `nav index` to complete"
+            click.echo(f"nav: terminated; {text}", err=True)
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
