@@ -64,8 +64,13 @@ class _Group(click.Group):
 
 
 class Ctx:
+    process_entry = False
+    """Set by the console script's entry (a process of its own, not a CliRunner in a test)."""
     only_talked_to_daemon = False
     """Set when a command used only the daemon client: the process may then exit fast."""
+    skip_teardown = False
+    """Set when a command's work is done and durable (a finished `nav index`): the process exits
+    without the interpreter's teardown, which resets signal handlers (a SIGTERM in it was -15)."""
 
     def __init__(self, root: str | None, *, use_daemon: bool) -> None:
         self._root = root
@@ -259,6 +264,20 @@ def index(obj: Ctx, path: str | None, embed: bool | None, store_url: str | None,
         finally:
             progress.close()
         _index_rest(nav, report, team=team, embed=embed, as_json=as_json)
+    if Ctx.process_entry:  # the process's last instants say the same, and never hang
+        _exit_on_term(f"nav: terminated; {left()}\n")
+        Ctx.skip_teardown = True
+
+
+def _exit_on_term(text: str) -> None:
+    import signal
+
+    def on_term(signum: int, frame: object) -> None:
+        os.write(2, text.encode())
+        os._exit(143)
+
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, on_term)
 
 
 def _index_rest(nav: Any, report: Any, *, team: bool, embed: bool | None, as_json: bool) -> None:
@@ -830,13 +849,14 @@ def doctor(obj: Ctx, as_json: bool) -> None:
 
 
 def run() -> None:  # pragma: no cover - console-script entry
+    Ctx.process_entry = True
     try:
         main(prog_name="nav")
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     except SystemExit as done:
-        if not Ctx.only_talked_to_daemon:
+        if not (Ctx.only_talked_to_daemon or Ctx.skip_teardown):
             raise
         # Nothing of ours runs in this process (no index, no server): skip the interpreter's
         # teardown, ~15 ms of a ~110 ms `nav refs`. Output is flushed first.
