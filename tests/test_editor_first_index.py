@@ -6,13 +6,7 @@ references request lists the call in every one."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
-import selectors
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -78,60 +72,3 @@ async def test_first_request_waits_for_the_first_index(client: LanguageClient, w
     assert not missing, f"{len(missing)} callers missing, e.g. {missing[:3]}"
     assert {"main.rs", "service.rs"} <= files
 
-
-async def test_a_client_that_never_sends_initialized_is_still_answered(tmp_path: Path) -> None:
-    """Nothing indexes before `initialized`, so nothing may wait for that index: a request from a
-    client that skips it (a protocol slip) is answered at once from what is there."""
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "mod.py").write_text("def greet(name):\n    return name\n")
-
-    def frame(obj: dict[str, Any]) -> bytes:
-        body = json.dumps(obj).encode()
-        return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-    closing = contextlib.ExitStack()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"],
-        cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-    )  # fmt: skip
-    try:
-        init = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
-        symbols = {"textDocument": {"uri": (root / "mod.py").as_uri()}}
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))  # type: ignore[union-attr]
-        for n in (2, 3):  # the first makes the root's engine; the second used to wait for its index
-            proc.stdin.write(frame({"jsonrpc": "2.0", "id": n, "method": "textDocument/documentSymbol", "params": symbols}))  # type: ignore[union-attr]
-        proc.stdin.flush()  # type: ignore[union-attr]
-        # no `initialized`: the replies come without the 20 s wait for a first index
-
-        sel = selectors.DefaultSelector()
-        closing.callback(sel.close)
-        sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
-        data = b""
-        replies: dict[int, Any] = {}
-        deadline = time.monotonic() + 10
-        while 3 not in replies and time.monotonic() < deadline:
-            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            chunk = os.read(proc.stdout.fileno(), 65536)  # type: ignore[union-attr]
-            if not chunk:
-                break
-            data += chunk
-            while b"\r\n\r\n" in data:
-                head, _, rest = data.partition(b"\r\n\r\n")
-                length = next(int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
-                if len(rest) < length:
-                    break
-                msg = json.loads(rest[:length])
-                data = rest[length:]
-                if "id" in msg and "method" not in msg:
-                    replies[msg["id"]] = msg
-        assert 3 in replies, "no reply to the second documentSymbol within 10 s"
-        assert [s["name"] for s in replies[3]["result"]] == ["greet"]
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
-        proc.stdin.close()  # type: ignore[union-attr]
-        proc.stdout.close()  # type: ignore[union-attr]
-        closing.close()

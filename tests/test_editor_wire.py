@@ -66,20 +66,20 @@ class RawClient:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def wait(self, pred: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        """The first message matching ``pred`` (others are dropped); fails after WAIT_S."""
+    def wait(self, pred: Callable[[dict[str, Any]], bool], timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """The first message matching ``pred`` (others are dropped); fails after ``timeout_s``."""
         while True:
             try:
-                msg = self.messages.get(timeout=WAIT_S)
+                msg = self.messages.get(timeout=timeout_s)
             except queue.Empty:
-                raise AssertionError(f"no matching message within {WAIT_S}s") from None
+                raise AssertionError(f"no matching message within {timeout_s}s") from None
             if msg is None:
                 raise AssertionError(f"nav lsp exited: {self.proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
             if pred(msg):
                 return msg
 
-    def reply(self, msg_id: Any) -> dict[str, Any]:
-        return self.wait(lambda m: "method" not in m and m.get("id") == msg_id)
+    def reply(self, msg_id: Any, timeout_s: float = WAIT_S) -> dict[str, Any]:
+        return self.wait(lambda m: "method" not in m and m.get("id") == msg_id, timeout_s)
 
     def close(self) -> None:
         self.send(frame({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}))
@@ -204,3 +204,22 @@ def test_describe_invalid_names_field_and_value() -> None:
         "textDocument/definition: invalid params: invalid value for type, expected int "
         'at `params.position.line` (got "abc")'
     )
+
+
+def test_a_client_that_never_sends_initialized_is_still_answered(tmp_path: Path) -> None:
+    """Nothing indexes before `initialized`, so nothing may wait for that index: a request from a
+    client that skips it (a protocol slip) is answered at once from what is there."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "mod.py").write_text("def greet(name):\n    return name\n")
+    c = RawClient(root)
+    try:
+        c.send(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}}))  # fmt: skip
+        symbols = {"textDocument": {"uri": (root / "mod.py").as_uri()}}
+        for n in (2, 3):  # the first makes the root's engine; the second used to wait for its index
+            c.send(frame({"jsonrpc": "2.0", "id": n, "method": "textDocument/documentSymbol", "params": symbols}))
+        # no `initialized`: the replies come without the 20 s wait for a first index
+        assert [s["name"] for s in c.reply(3, timeout_s=10)["result"]] == ["greet"]
+    finally:
+        c.close()

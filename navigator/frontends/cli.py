@@ -164,6 +164,7 @@ class Progress:
         self.delay_s = delay_s
         self.started = time.monotonic()
         self.bar: Any = None
+        self.shown = 0
         self.enabled = sys.stderr.isatty()
 
     def __call__(self, done: int, total: int) -> None:
@@ -174,9 +175,8 @@ class Progress:
                 return
             self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
             self.bar.__enter__()
-            self.bar.update(done)
-            return
-        self.bar.update(1)
+        self.bar.update(done - self.shown)  # progress comes per file, or per batch of chunks
+        self.shown = done
 
     def close(self) -> None:
         if self.bar is not None:
@@ -369,22 +369,11 @@ def store_status(obj: Ctx, store_url: str | None, as_json: bool) -> None:
 
 
 def _warm_with_progress(nav: Any, *, embed: bool) -> Any:
-    state: dict[str, Any] = {"done": 0}
-
-    def progress(done: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label="embedding", file=sys.stderr)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
+    progress = Progress("embedding", delay_s=0.0)
     try:
         return nav.team().warm(embed=embed, progress=progress)
     finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
+        progress.close()
 
 
 @main.command()
@@ -696,22 +685,11 @@ def daemon_status(obj: Ctx, as_json: bool) -> None:
 
 def _embed_with_progress(nav: Any) -> Any:
     """Fill in the vectors, with a progress bar on a terminal (Ctrl-C keeps what is done)."""
-    state: dict[str, Any] = {"done": 0}
-
-    def progress(done: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label="embedding", file=sys.stderr)
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
+    progress = Progress("embedding", delay_s=0.0)
     try:
         return nav.embed(progress=progress)
     finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
+        progress.close()
 
 
 @main.command()
