@@ -3,38 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from fake_servers import ScriptServer, script_server
 
 import lsp.registry as registry
 from lsp.pool import Position, ServerPool
 
-HANGING = Path(__file__).parent / "lsp_workspaces" / "hanging_server.py"
-
-
-class HangingServer(registry.ServerDefinition):
-    name = "hanging"
-    key = "python"
-    languages = frozenset({"python"})
-    extensions = frozenset({".py"})
-    binaries = ()
-    install = "-"
-
-    def locate(self) -> str | None:
-        return sys.executable
-
-    def launch(self, root: Path, binary: str) -> registry.Launch:
-        return registry.Launch(cmd=(binary, str(HANGING)), cwd=str(root))
-
-
-class BusyServer(HangingServer):
-    name = "busy"
-
-    def launch(self, root: Path, binary: str) -> registry.Launch:
-        return registry.Launch(cmd=(binary, str(HANGING.with_name("busy_server.py"))), cwd=str(root))
+HangingServer = script_server("hanging", "hanging_server.py")
+BusyServer = script_server("busy", "busy_server.py")
 
 
 def test_hanging_server_answers_incomplete_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,31 +67,17 @@ def test_missing_server_says_how_to_install(tmp_path: Path, monkeypatch: pytest.
     assert not answer.answered and "apt-get install -y golang-go gopls" in (answer.reason or "")
 
 
-LOADING = Path(__file__).parent / "lsp_workspaces" / "loading_server.py"
-
-
-class LoadingServer(registry.ServerDefinition):
+class LoadingServer(ScriptServer):
     name = "slowpoke"
-    key = "python"
-    languages = frozenset({"python"})
-    extensions = frozenset({".py"})
-    binaries = ()
-    install = "-"
+    script = "loading_server.py"
     ready_after_initialize = False
-    finish = False
-
-    def locate(self) -> str | None:
-        return sys.executable
-
-    def launch(self, root: Path, binary: str) -> registry.Launch:
-        return registry.Launch(cmd=(binary, str(LOADING), *(["--finish"] if self.finish else [])), cwd=str(root))
 
     def is_ready_event(self, method: str, params: object) -> bool:
         return method == "window/logMessage" and "Found" in str(params)
 
 
 class FinishingServer(LoadingServer):
-    finish = True
+    args = ("--finish",)
 
 
 def test_an_answer_that_runs_out_waiting_for_loading_says_how_far_it_got(

@@ -169,33 +169,17 @@ def hung_silent(workdir: Path) -> list[FaultResult]:
     can be made to hang on purpose): the answers say so, and the next query past the rule
     (2 unanswered in a row, 1 s of silence here; 3 and 60 s by default) runs on a fresh start."""
     import lsp.registry as registry
-
-    script = Path(__file__).resolve().parents[2] / "tests" / "lsp_workspaces" / "hangs_once_server.py"
+    from tests.fake_servers import script_server
 
     n, honest, recovered = 3, 0, 0
     for i in range(n):
-        marker = workdir / f"lived-{i}"
-
-        class HangsOnce(registry.ServerDefinition):
-            name = "hangs-once"
-            key = "python"
-            languages = frozenset({"python"})
-            extensions = frozenset({".py"})
-            binaries = ()
-            install = "-"
-
-            def locate(self) -> str | None:
-                return sys.executable
-
-            def launch(self, root: Path, binary: str, marker: Path = marker) -> registry.Launch:
-                return registry.Launch(cmd=(binary, str(script), str(marker)), cwd=str(root))
-
+        hangs_once = script_server("hangs-once", "hangs_once_server.py", str(workdir / f"lived-{i}"))
         root = workdir / f"ws{i}"
         root.mkdir()
         (root / "a.py").write_text("x = 1\n")
         at = Position(str(root / "a.py"), 0, 0)
         saved = registry.SERVERS.get("python")
-        registry.SERVERS["python"] = (HangsOnce,)
+        registry.SERVERS["python"] = (hangs_once,)
         try:
             with ServerPool(hung_after=2, hung_silent_s=1.0) as pool:
                 answers = [pool.query(root, "python", "references", [at], deadline_s=0.8) for _ in range(2)]
