@@ -908,12 +908,9 @@ async def _warm_up_roots(ls: NavLanguageServer, roots: list[Path]) -> None:
     for root in roots:
         engine = ls.engine_for_root(root)
         if not engine.indexed.is_set() and (engine.remote is not None or engine.local.refresh):
-            try:
-                async with ls.work_progress("nav: indexing", str(root)) as report:
-                    await ls.run(partial(_index, engine, report))
-            finally:
-                engine.indexed.set()
-        engine.indexed.set()
+            async with ls.work_progress("nav: indexing", str(root)) as report:
+                await ls.run(partial(_index, engine, report))
+        engine.indexed.set()  # (on a failure, _warm_up's finally sets it)
         await ls.run(engine.start_watching)
         try:
             languages: dict[str, int] = await ls.run(partial(_languages, engine))
