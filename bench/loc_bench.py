@@ -93,6 +93,8 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0}},
     "long-r1": {(lexical, "DF_BY_MATCH"): False, (lexical, "MATCH_POSTINGS"): None},
     "long-20k": {(lexical, "MATCH_POSTINGS"): 20_000},
+    "abbrev-1": {(lexical, "ABBREVIATIONS"): 1},
+    "abbrev-2": {(lexical, "ABBREVIATIONS"): 2},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 

@@ -16,7 +16,7 @@ import dataclasses
 import math
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -181,6 +181,47 @@ def stem(word: str) -> str:
 VERB_FORMS = True
 """Also match a query's past and -ing forms against names (``replaced`` -> ``replace_file``,
 ``parsing`` -> ``parse``); see bench/README.md for what it did."""
+
+
+ABBREVIATIONS = 0
+"""Code's customary short forms of a query word join its spellings (:func:`variants`), so
+"context" finds ``ctx.go`` by its path and ``parse_ctx`` by its name: 0 off, 1 for the
+query's content words, 2 for its stopwords too ("implementations" -> ``impls.rs``). Only the
+name and path signals see them (never the BM25 text match: ``err`` is in every Go function)."""
+_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    "implementation": ("impl", "impls"), "implement": ("impl", "impls"), "function": ("fn", "func"),
+    "configuration": ("cfg", "conf", "config"), "config": ("cfg", "conf"), "context": ("ctx",),
+    "message": ("msg",), "request": ("req",), "response": ("resp", "res"), "error": ("err",),
+    "buffer": ("buf",), "connection": ("conn",), "database": ("db",), "string": ("str",),
+    "number": ("num",), "index": ("idx",), "authentication": ("auth",), "authorization": ("auth", "authz"),
+    "environment": ("env",), "utility": ("util", "utils"), "argument": ("arg", "args"),
+    "parameter": ("param", "params"), "initialize": ("init",), "initialization": ("init",),
+    "directory": ("dir",), "temporary": ("tmp", "temp"), "attribute": ("attr", "attrs"),
+    "reference": ("ref", "refs"), "iterator": ("iter",), "allocator": ("alloc",), "allocation": ("alloc",),
+    "synchronous": ("sync",), "synchronization": ("sync",), "asynchronous": ("async",),
+    "specification": ("spec",), "description": ("desc",), "document": ("doc",), "documentation": ("doc", "docs"),
+    "information": ("info",), "library": ("lib",), "package": ("pkg",), "previous": ("prev",),
+    "source": ("src",), "destination": ("dst", "dest"), "object": ("obj",), "value": ("val",),
+    "variable": ("var",), "command": ("cmd",), "manager": ("mgr",), "repository": ("repo",),
+    "expression": ("expr",), "statement": ("stmt",), "serialize": ("ser",), "serialization": ("ser",),
+    "deserialize": ("de",), "deserialization": ("de",), "memory": ("mem",), "execute": ("exec",),
+    "execution": ("exec",), "certificate": ("cert",), "password": ("passwd", "pwd"), "address": ("addr",),
+    "character": ("char",), "integer": ("int",), "boolean": ("bool",), "template": ("tmpl", "tpl"),
+    "protocol": ("proto",), "transaction": ("tx", "txn"), "image": ("img",), "button": ("btn",),
+    "length": ("len",), "position": ("pos",), "sequence": ("seq",), "utilities": ("util", "utils"),
+    "administrator": ("admin",), "application": ("app",), "calculate": ("calc",), "generator": ("gen",),
+    "generate": ("gen",), "statistics": ("stats",), "extension": ("ext",), "dictionary": ("dict",),
+    "parser": ("parse",), "miscellaneous": ("misc",), "operation": ("op", "ops"), "operator": ("op", "ops"),
+}
+
+
+def abbreviations(words: Iterable[str]) -> set[str]:
+    """The short forms of ``words`` (pure; see :data:`ABBREVIATIONS`)."""
+    out: set[str] = set()
+    for w in words:
+        for form in {w, stem(w)}:
+            out.update(_ABBREVIATIONS.get(form, ()))
+    return out
 
 
 def variants(word: str) -> set[str]:
@@ -437,9 +478,12 @@ def query_terms(text: str) -> QueryTerms:
             idents.append(tok)
     idents.extend(n for n in named.names if n not in idents and "." not in n)
     said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
+    stems = {v for w in words for v in variants(w)}
+    if ABBREVIATIONS:
+        stems |= abbreviations(said if ABBREVIATIONS > 1 else words)
     return QueryTerms(
         words=tuple(words),
-        stems=frozenset(v for w in words for v in variants(w)),
+        stems=frozenset(stems),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
         paths=named.paths,
