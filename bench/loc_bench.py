@@ -90,11 +90,17 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "infile-1": {(search_module, "CODE_INFILE_FILES"): 1},
     "infile-5": {(search_module, "CODE_INFILE_FILES"): 5},
     "rrf-30": {(fusion, "RRF_K"): 30},
-    "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0}},
+    "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0, "prf": 0.5}},
     "long-r1": {(lexical, "DF_BY_MATCH"): False, (lexical, "MATCH_POSTINGS"): None},
     "long-20k": {(lexical, "MATCH_POSTINGS"): 20_000},
     "abbrev-1": {(lexical, "ABBREVIATIONS"): 1},
     "abbrev-2": {(lexical, "ABBREVIATIONS"): 2},
+    "prf-4": {(search_module, "PRF_TERMS"): 4},
+    "prf-8": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
+    "prf-16": {(search_module, "PRF_TERMS"): 16, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
+    "prf-8-w0.5": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 0.5}},
+    "prf-8-w1": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
+    "no-prf": {(search_module, "PRF_TERMS"): 0},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 

@@ -51,8 +51,9 @@ DOCS_PENALTY = 0.85
 PROSE_PENALTY = 0.5
 """Markdown, config and data files: a code search should rank code first."""
 PATH_LEG_WEIGHT = 1.0
-LEG_WEIGHTS: dict[str, float] = {}
-"""RRF weight per chunk leg (1 when absent)."""
+LEG_WEIGHTS: dict[str, float] = {"prf": 0.5}
+"""RRF weight per chunk leg (1 when absent). The feedback leg (``navigator.search.PRF_TERMS``)
+counts half: at 1 it cost semble's development set 0.011 NDCG@10."""
 DTS_PENALTY = 1.0
 """TypeScript declaration stubs (``*.d.ts``)."""
 REEXPORT_PENALTY = 1.0

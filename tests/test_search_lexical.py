@@ -132,3 +132,55 @@ def test_abbreviation_switch_adds_code_short_forms_to_the_name_spellings_only(
     assert "impl" not in query_terms("where is the implementation").stems  # a stopword: level 2 only
     monkeypatch.setattr(lexical, "ABBREVIATIONS", 2)
     assert "impl" in query_terms("where is the implementation").stems
+
+
+PRF_FILES = {
+    "erp/retry.py": '''
+        def retry_erp_call(request):
+            """Retry the ERP call with backoff until the gateway answers."""
+            return backoff_gateway(request)
+        ''',
+    "erp/timeouts.py": '''
+        def erp_call_deadline(request):
+            """How long one ERP call may take before the gateway gives up."""
+            return backoff_gateway(request, deadline=30)
+        ''',
+    "net/gateway.py": '''
+        def backoff_gateway(request, deadline=10):
+            """Exponential backoff around the gateway socket."""
+            return request
+        ''',
+    "ui/colors.py": '''
+        def palette():
+            return ["red", "green"]
+        ''',
+}
+
+
+def test_feedback_leg_brings_the_words_the_best_hits_share(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pseudo-relevance feedback (on by default): "ERP call" matches retry.py and timeouts.py,
+    which both use ``backoff_gateway``; the feedback leg finds gateway.py, which says neither
+    word. A long query (issue text) gets no feedback leg."""
+    from navigator import search as search_module
+
+    filler = {f"misc/m{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)}
+    root = make_repo({**PRF_FILES, **filler})  # a feedback word must be rare: in at most 10% of chunks
+    s = Store(tmp_path / "idx" / "index.db")
+    index_root(root, s)
+    search = SemanticSearch(s, embedder=FakeEmbedder())
+    query = "ERP call"
+    monkeypatch.setattr(search_module, "PRF_TERMS", 0)
+    off = [h.path for h in search.search(query, k=10, legs=("bm25", "symbols", "path")).items]
+    assert "net/gateway.py" not in off
+    monkeypatch.setattr(search_module, "PRF_TERMS", 8)
+    on = [h.path for h in search.search(query, k=10, legs=("bm25", "symbols", "path")).items]
+    assert on[:2] == off[:2]  # the direct matches keep the lead
+    assert "net/gateway.py" in on
+    assert not any(p.startswith(("ui/", "misc/")) for p in on)
+    hits = search.search(query, k=10, legs=("bm25", "symbols", "path")).items
+    assert any("prf" in h.ranks for h in hits)  # the answer says which leg found what
+    long_query = "ERP call " + " ".join(f"word{i}" for i in range(40))  # issue text: names lead, no feedback
+    assert not any("prf" in h.ranks for h in search.search(long_query, k=10, legs=("bm25", "symbols", "path")).items)
+    s.close()
