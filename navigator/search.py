@@ -82,9 +82,6 @@ code that shares the best hits' vocabulary without the query's words: measured o
 data, then once on both check sets (bench/README.md, "pseudo-relevance feedback"): issue
 localization file Acc@5 +0.024 [+0.006, +0.048] on 166 development instances, semble's
 benchmark unchanged."""
-VECTOR_PRF = 0.0
-"""Experiment (off): when above 0, the query vector plus this times the mean vector of the first
-ranking's best :data:`PRF_DOCS` chunks searches the vectors again, as the ``vprf`` leg."""
 PRF_DOCS = 5
 PRF_MIN_DOCS = 2
 PRF_BASE = 200
@@ -541,7 +538,6 @@ class SemanticSearch:
         problems: list[str] | None = None,
         depth: int | None = None,
         bm25_scores: dict[int, float] | None = None,
-        query_vector: list[np.ndarray] | None = None,
     ) -> tuple[dict[str, list[int]], list[str]]:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
@@ -577,8 +573,6 @@ class SemanticSearch:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
-                if query_vector is not None:
-                    query_vector.append(qv)
         if paths or languages:
             allowed_files = {
                 str(r[0])
@@ -641,33 +635,6 @@ class SemanticSearch:
         for cid, score in bm25_chunks(conn, shared_only, limit=PRF_BASE, paths=paths, languages=languages):
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
-
-    def _vector_feedback_leg(
-        self,
-        qv: np.ndarray,
-        best: Sequence[int],
-        depth: int,
-        paths: Sequence[str] | None,
-        languages: Sequence[str] | None,
-    ) -> list[int]:
-        """Rocchio on the query vector (see :data:`VECTOR_PRF`)."""
-        index = self._index
-        if index is None:
-            return []
-        hashes = index.items()
-        keys = [hashes[i] for i in best if i in hashes]
-        if not keys:
-            return []
-        marks = ",".join("?" * len(keys))
-        rows = self.store.conn.execute(
-            f"SELECT vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (self.embedder.model_id, *keys)
-        ).fetchall()
-        if not rows:
-            return []
-        mean = np.mean([np.frombuffer(r[0], dtype=np.float32) for r in rows], axis=0)
-        q2 = np.asarray(qv, dtype=np.float32).reshape(-1) + VECTOR_PRF * mean
-        q2 = (q2 / max(float(np.linalg.norm(q2)), 1e-9)).astype(np.float32)
-        return [i for i, _ in index.search(q2, depth, allowed=self._allowed_ids(paths, languages))]
 
     def _chunk_count(self) -> int:
         row = self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()
@@ -834,7 +801,6 @@ class SemanticSearch:
         problems: list[str] = []
         feedback = bool(PRF_TERMS) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
-        qvec: list[np.ndarray] = []
         chunk_legs, path_leg = self.legs(
             terms,
             paths=paths,
@@ -843,7 +809,6 @@ class SemanticSearch:
             problems=problems,
             depth=k,
             bm25_scores=bm25_scores,
-            query_vector=qvec if VECTOR_PRF else None,
         )
         if problems:
             notes.extend(problems)
@@ -855,12 +820,6 @@ class SemanticSearch:
         meta = self._meta(list(cand))
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        if VECTOR_PRF and qvec and "vector" in chunk_legs and not terms.long:
-            first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
-            vprf = self._vector_feedback_leg(qvec[0], [r.id for r in first], max(self.depth, k), paths, languages)
-            if vprf:
-                chunk_legs = {**chunk_legs, "vprf": vprf}
-                meta.update(self._meta([i for i in vprf if i not in meta]))
         if bm25_scores is not None and chunk_legs:
             first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
             best = [r.id for r in first]
