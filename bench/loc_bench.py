@@ -101,6 +101,9 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "prf-8-w0.5": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 0.5}},
     "prf-8-w1": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
     "no-prf": {(search_module, "PRF_TERMS"): 0},
+    "prf-12": {(search_module, "PRF_TERMS"): 12},
+    "prf-docs-3": {(search_module, "PRF_DOCS"): 3},
+    "prf-docs-10": {(search_module, "PRF_DOCS"): 10},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 
