@@ -44,6 +44,7 @@ from semantic.embed import (  # noqa: E402
     bounded_threads,
     default_model_path,
     embedding_text,
+    export_fp32,
     prepare_onnx_int8,
     thread_limit,
 )
@@ -69,34 +70,13 @@ def _torch_int8(seq: int, per_channel: bool) -> Encode:
 
 def _onnx_fp32(folder: Path, seq: int) -> Encode:
     """The fp32 ONNX export (made here next to the int8 one, from the installed model)."""
-    import warnings
-
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     fp32 = folder / "bench-fp32.onnx"
     if not fp32.exists():
         path = default_model_path()
         base = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
-        tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-
-        class Hidden(torch.nn.Module):
-            def __init__(self, m: Any) -> None:
-                super().__init__()
-                self.m = m
-
-            def forward(self, a: Any, b: Any, c: Any) -> Any:
-                return self.m(input_ids=a, attention_mask=b, token_type_ids=c).last_hidden_state
-
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        s = tok(["a b", "c"], padding=True, return_tensors="pt")
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                Hidden(base), tuple(s[n] for n in names), str(fp32), input_names=names,
-                output_names=["h"], dynamic_axes={n: {0: "b", 1: "s"} for n in [*names, "h"]},
-                opset_version=17, dynamo=False,
-            )  # fmt: skip
+        export_fp32(base, AutoTokenizer.from_pretrained(str(path), local_files_only=True), fp32)
     runner = _OrtRunner(fp32, _tokenizer(default_model_path(), seq))
     return lambda texts: runner.encode(texts, batch_size=32)
 

@@ -51,6 +51,7 @@ __all__ = [
     "chunk_header",
     "default_model_path",
     "embedding_text",
+    "export_fp32",
     "load_embedder",
     "QUERY_THREADS",
     "bounded_threads",
@@ -266,8 +267,7 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
         self._dim: int | None = None
         self._lock = threading.Lock()
-        name = self._path.name if model_path is not None else "all-MiniLM-L6-v2"
-        self._model_id = f"st:{name}:{_dir_fingerprint(self._path)}:{self._max_seq_length}"
+        self._model_id = _st_model_id(self._path, model_path is not None, self._max_seq_length)
 
     @property
     def model_id(self) -> str:
@@ -404,6 +404,36 @@ def _export_int8(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
         return _export_int8_unbounded(model_path, out_dir, max_seq_length)
 
 
+def export_fp32(model: Any, hf_tokenizer: Any, out: Path) -> None:
+    """Export a transformers model's last hidden state to ONNX at ``out`` (opset 17, batch and
+    sequence dynamic): the first step of the int8 export, and bench/'s fp32 comparison."""
+    import torch
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = hf_tokenizer(list(_PROBE_TEXTS[:2]), padding=True, return_tensors="pt")
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _Hidden(model),
+            tuple(sample[n] for n in names),
+            str(out),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
+            opset_version=17,
+            dynamo=False,
+        )
+
+
 def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
     """Export the transformer of ``model_path`` to ONNX, quantize its MatMul weights to int8
     (per channel), check it against torch on :data:`_PROBE_TEXTS`, and write it to
@@ -421,35 +451,15 @@ def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int)
             base = AutoModel.from_pretrained(str(model_path), local_files_only=True).eval()
         hf_tok = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
 
-        class _Hidden(torch.nn.Module):
-            def __init__(self, model: Any) -> None:
-                super().__init__()
-                self.model = model
-
-            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-                return out.last_hidden_state
-
         # The reference for the check, computed before the export (which leaves the model
         # changed): torch through transformers' own tokenizer, to compare int8 through ours.
         enc = hf_tok(list(_PROBE_TEXTS), padding=True, truncation=True, max_length=max_seq_length, return_tensors="pt")
         with torch.no_grad():
             ref = _mean_pool(base(**enc).last_hidden_state.numpy(), enc["attention_mask"].numpy())
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        sample = hf_tok(list(_PROBE_TEXTS[:2]), padding=True, return_tensors="pt")
         fp32 = tmp / "model.onnx"
+        export_fp32(base, hf_tok, fp32)
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _Hidden(base),
-                tuple(sample[n] for n in names),
-                str(fp32),
-                input_names=names,
-                output_names=["last_hidden_state"],
-                dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
-                opset_version=17,
-                dynamo=False,
-            )
             root = logging.getLogger()
             level = root.level
             root.setLevel(logging.ERROR)  # the quantizer logs advice to the root logger
@@ -696,8 +706,7 @@ class OnnxInt8Embedder:
         self._runner: _OrtRunner | None = None
         self._dim: int | None = None
         self._lock = threading.Lock()
-        name = "all-MiniLM-L6-v2" if model_path is None else self._path.name
-        self._model_id = f"st:{name}:{_dir_fingerprint(self._path)}:{self._max_seq_length}:ort-int8"
+        self._model_id = _st_model_id(self._path, model_path is not None, self._max_seq_length) + ":ort-int8"
 
     @property
     def model_id(self) -> str:
@@ -817,6 +826,14 @@ def _is_model2vec(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(config, dict) and config.get("model_type") == "model2vec"
+
+
+def _st_model_id(path: Path, configured: bool, max_seq_length: int) -> str:
+    """A sentence-transformers model's id: its name (the default model's own name when not
+    ``configured``), a fingerprint of its files and the tokens it reads; a runtime other than
+    torch appends its own suffix, so the cache never mixes their vectors."""
+    name = path.name if configured else "all-MiniLM-L6-v2"
+    return f"st:{name}:{_dir_fingerprint(path)}:{max_seq_length}"
 
 
 def _dir_fingerprint(path: Path) -> str:
