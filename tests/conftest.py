@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 WORKSPACES = Path(__file__).parent / "workspaces"
 
@@ -79,3 +83,17 @@ def store_url(pg_server, request) -> str:  # type: ignore[no-untyped-def]
     pg_server.psql("postgres", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     pg_server.psql("postgres", f"CREATE DATABASE {name}")
     return str(pg_server.url(password=PG_PASSWORD, database=name))
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
+    scope="module",
+)
+async def client(lsp_client: LanguageClient, workspace: Path) -> AsyncIterator[None]:
+    """An editor session with ``nav lsp --no-daemon`` on the requesting module's ``workspace``
+    fixture, one per module (a module that needs other capabilities or folders defines its own)."""
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri())
+    )
+    yield
+    await lsp_client.shutdown_session()

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 WORKSPACE = Path(__file__).parent / "workspaces" / "python"
 REPO = Path(__file__).parent.parent
@@ -33,18 +30,6 @@ def line_of(root: Path, rel: str, needle: str) -> tuple[int, int]:
         if needle in text:
             return i, text.index(needle)
     raise AssertionError(f"{needle!r} not in {rel}")
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
-    scope="module",
-)
-async def client(lsp_client: LanguageClient, workspace: Path) -> Any:
-    await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri())
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -6,14 +6,11 @@ references request lists the call in every one."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp.registry import available_definition
 
@@ -40,20 +37,6 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"    create_sales_order({i})\n}}\n"
         )
     return root
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]
-    ),
-    scope="module",
-)
-async def client(lsp_client: LanguageClient, workspace: Path) -> Any:
-    await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri())
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def test_first_request_waits_for_the_first_index(client: LanguageClient, workspace: Path) -> None:

@@ -8,14 +8,11 @@ signature as each server prints it."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from lsp.registry import available_definition
 
@@ -37,18 +34,6 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mixed") / "ws"
     shutil.copytree(WORKSPACE, root)
     return root
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "lsp"]),
-    scope="module",
-)
-async def client(lsp_client: LanguageClient, workspace: Path) -> Any:
-    await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri())
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 def at(root: Path, rel: str, needle: str) -> types.Position:
