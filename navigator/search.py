@@ -616,7 +616,7 @@ class SemanticSearch:
         for sym, text in conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)):
             for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
                 counts[w] = counts.get(w, 0) + 1
-        asked = terms.stems | set(terms.words) | terms.said
+        asked = terms.stems | terms.said  # every spelling of every word the query says
         shared = sorted(
             (w for w, c in counts.items() if c >= PRF_MIN_DOCS and w not in asked and w not in STOPWORDS),
             key=lambda w: (-counts[w], w),
