@@ -51,6 +51,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,24 @@ def checkout(tree: Path, commit: str) -> None:
     else:
         raise RuntimeError(f"git checkout {commit} in {tree} kept failing")
     subprocess.run(["git", "-C", str(tree), "clean", "-q", "-f", "-d", "-e", ".nav"], check=True)
+
+
+def at_base_commits(split: str) -> Iterator[tuple[Store, dict[str, Any]]]:
+    """Each instance of ``split`` with its repository's tree at the instance's base commit and
+    nav's index brought up to date (for the lever scripts beside this one)."""
+    insts = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
+    chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
+    for repo in chosen:
+        tree = LOC / "trees" / repo.replace("/", "-")
+        store = Store(LOC / "idx" / (repo.replace("/", "-") + ".db"))
+        try:
+            for inst in [i for i in insts if i["repo"] == repo]:
+                checkout(tree, inst["base_commit"])
+                index_root(tree, store)
+                yield store, inst
+        finally:
+            store.close()
+        print(repo, file=sys.stderr, flush=True)
 
 
 class Defs:

@@ -25,10 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loc_bench as lb  # noqa: E402
 
-from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic import fusion, lexical  # noqa: E402
-from storage.db import Store  # noqa: E402
 
 TOKENIZER = "porter unicode61 tokenchars '_'"
 
@@ -72,28 +70,19 @@ def rrf_files(lists: list[list[str]], weights: list[float], k: int) -> list[str]
 
 
 def collect(split: str) -> list[dict[str, Any]]:
-    insts = [json.loads(line) for line in (lb.LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
-    chosen = lb.CHECK if split == "check" else [r for r in lb.REPOS if r not in lb.CHECK]
     rows = []
-    for repo in chosen:
-        tree = lb.LOC / "trees" / repo.replace("/", "-")
-        store = Store(lb.LOC / "idx" / (repo.replace("/", "-") + ".db"))
-        for inst in [i for i in insts if i["repo"] == repo]:
-            lb.checkout(tree, inst["base_commit"])
-            index_root(tree, store)
-            resp = SemanticSearch(store).search(inst["query"], k=50, legs=lb.LEXICAL)
-            db, ids = file_documents(store.conn)
-            rows.append(
-                {
-                    "id": inst["id"],
-                    "gold": inst["gold_files"],
-                    "nav": list(dict.fromkeys(h.path for h in resp.items)),
-                    "filedoc": file_search(db, ids, store.conn, inst["query"]),
-                }
-            )
-            db.close()
-        store.close()
-        print(repo, file=sys.stderr, flush=True)
+    for store, inst in lb.at_base_commits(split):
+        resp = SemanticSearch(store).search(inst["query"], k=50, legs=lb.LEXICAL)
+        db, ids = file_documents(store.conn)
+        rows.append(
+            {
+                "id": inst["id"],
+                "gold": inst["gold_files"],
+                "nav": list(dict.fromkeys(h.path for h in resp.items)),
+                "filedoc": file_search(db, ids, store.conn, inst["query"]),
+            }
+        )
+        db.close()
     return rows
 
 

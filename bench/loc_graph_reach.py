@@ -12,7 +12,6 @@ third round"):
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -24,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loc_bench as lb  # noqa: E402
 
-from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from storage.db import Store  # noqa: E402
 
@@ -68,25 +66,16 @@ def main() -> None:
     ap.add_argument("--split", default="dev", choices=["dev", "check"])
     ap.add_argument("--top", type=int, default=5, help="code-view hits whose neighbours are taken")
     args = ap.parse_args()
-    insts = [json.loads(line) for line in (lb.LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
-    chosen = lb.CHECK if args.split == "check" else [r for r in lb.REPOS if r not in lb.CHECK]
     out: list[dict[str, Any]] = []
-    for repo in chosen:
-        tree = lb.LOC / "trees" / repo.replace("/", "-")
-        store = Store(lb.LOC / "idx" / (repo.replace("/", "-") + ".db"))
-        for inst in [i for i in insts if i["repo"] == repo]:
-            lb.checkout(tree, inst["base_commit"])
-            index_root(tree, store)
-            code = SemanticSearch(store).search(inst["query"], k=50, legs=lb.LEXICAL, view="code")
-            defs = lb.Defs(store.conn)
-            spans = [(h.path, h.start_line, h.end_line) for h in code.items]
-            fns = lb.function_list(spans, defs, exact=True)
-            callees, callers = neighbours(store, defs, spans[: args.top])
-            top10 = set(fns[:10])
-            missed = [g for g in inst["gold_functions"] if g not in top10 and not g.endswith("<module>")]
-            out.append({"id": inst["id"], "missed": missed, "fns": fns, "callees": callees, "callers": callers})
-        store.close()
-        print(repo, file=sys.stderr, flush=True)
+    for store, inst in lb.at_base_commits(args.split):
+        code = SemanticSearch(store).search(inst["query"], k=50, legs=lb.LEXICAL, view="code")
+        defs = lb.Defs(store.conn)
+        spans = [(h.path, h.start_line, h.end_line) for h in code.items]
+        fns = lb.function_list(spans, defs, exact=True)
+        callees, callers = neighbours(store, defs, spans[: args.top])
+        top10 = set(fns[:10])
+        missed = [g for g in inst["gold_functions"] if g not in top10 and not g.endswith("<module>")]
+        out.append({"id": inst["id"], "missed": missed, "fns": fns, "callees": callees, "callers": callers})
     total = sum(len(r["missed"]) for r in out)
     print(f"{len(out)} instances; gold functions (not <module>) missed by the code view's top 10: {total}")
     for key in ("callees", "callers"):
