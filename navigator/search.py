@@ -26,7 +26,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +59,7 @@ from storage.tokens import fts_query, split_identifier
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key"]
+__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key", "feedback_words"]
 
 LEGS = ("bm25", "vector", "symbols", "path", "refs")
 USES_LEG = False
@@ -95,6 +95,41 @@ CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "en
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
+
+
+def feedback_words(
+    docs: Iterable[tuple[str | None, str | None]],
+    terms: QueryTerms,
+    doc_freqs_of: Callable[[list[str], int], dict[str, int]],
+    chunk_count: Callable[[], int],
+) -> list[str]:
+    """The words a ``prf`` leg adds to the query (see :data:`PRF_TERMS`), best first: words of the
+    first ranking's best chunks (``docs``: their (symbol, text)) present in at least
+    :data:`PRF_MIN_DOCS` of them, neither asked by the query nor stopwords, weighted by
+    count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
+    :data:`PRF_MAX_DF` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
+    up to ``cap + 1`` (the local index: FTS5; the team store: PostgreSQL). Shared by the local
+    search and the team store's, so the two pick their words alike."""
+    counts: dict[str, int] = {}
+    n_docs = 0
+    for sym, text in docs:
+        n_docs += 1
+        for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
+            counts[w] = counts.get(w, 0) + 1
+    if n_docs < PRF_MIN_DOCS or not PRF_TERMS:
+        return []
+    asked = terms.stems | terms.said  # every spelling of every word the query says
+    shared = sorted(
+        (w for w, c in counts.items() if c >= PRF_MIN_DOCS and w not in asked and w not in STOPWORDS),
+        key=lambda w: (-counts[w], w),
+    )[: 4 * PRF_TERMS]
+    if not shared:
+        return []
+    n = max(1, chunk_count())
+    cap = max(1, int(PRF_MAX_DF * n))
+    df = doc_freqs_of(shared, cap)
+    weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
+    return sorted(weight, key=lambda w: (-weight[w], w))[:PRF_TERMS]
 
 
 def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:
@@ -612,22 +647,10 @@ class SemanticSearch:
             return []
         conn = self.store.conn
         marks = ",".join("?" * len(top))
-        counts: dict[str, int] = {}
-        for sym, text in conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)):
-            for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
-                counts[w] = counts.get(w, 0) + 1
-        asked = terms.stems | terms.said  # every spelling of every word the query says
-        shared = sorted(
-            (w for w, c in counts.items() if c >= PRF_MIN_DOCS and w not in asked and w not in STOPWORDS),
-            key=lambda w: (-counts[w], w),
-        )[: 4 * PRF_TERMS]
-        if not shared:
-            return []
-        n = max(1, self._chunk_count())
-        cap = max(1, int(PRF_MAX_DF * n))
-        df = doc_freqs(conn, shared, cap=cap)
-        weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
-        picked = sorted(weight, key=lambda w: (-weight[w], w))[:PRF_TERMS]
+        docs = conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)).fetchall()
+        picked = feedback_words(
+            docs, terms, lambda words, cap: doc_freqs(conn, words, cap=cap), self._chunk_count
+        )
         if not picked:
             return []
         shared_only = dataclasses.replace(terms, match=fts_query(" ".join(picked)))

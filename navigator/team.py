@@ -31,7 +31,7 @@ import numpy as np
 from navigator.config import Config
 from navigator.results import Response, SearchHit, Symbol
 from semantic.fusion import ChunkMeta, fuse
-from semantic.lexical import query_terms
+from semantic.lexical import QueryTerms, query_terms
 from storage.errors import NavError, UsageError
 from storage.pg import (
     DIM,
@@ -41,6 +41,7 @@ from storage.pg import (
     PubFile,
     StoreError,
 )
+from storage.tokens import index_text
 
 if TYPE_CHECKING:
     from navigator.results import IndexReport
@@ -61,6 +62,13 @@ __all__ = [
 
 ENV_STORE = "NAV_STORE"
 DEPTH = 50
+PRF = False
+"""The team store's pseudo-relevance feedback leg, ``prf``, as local search's
+(:data:`navigator.search.PRF_TERMS`, whose constants it shares): a short query's first ranking's
+best chunks give the words they share, which join the query's in one more full-text leg.
+Measured and left off (``bench/store_prf.py``, bench/README.md "Team store"): semble's 21
+development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.000 [−0.008, +0.010]
+(the store's hits from the asked repository only: +0.006 [−0.001, +0.014]) for +33 ms p50."""
 
 
 def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
@@ -481,9 +489,8 @@ class TeamStore:
         legs: dict[str, list[str]] = {}
         # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
         want = 2 * DEPTH
-        legs["bm25"] = self.pg.text_leg(
-            list(terms.words) + [i.lower() for i in terms.identifiers], limit=want
-        )
+        text_words = list(terms.words) + [i.lower() for i in terms.identifiers]
+        legs["bm25"] = self.pg.text_leg(text_words, limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
         legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
@@ -494,30 +501,47 @@ class TeamStore:
             complete, reason = False, f"vector leg unavailable: {exc}"
         else:
             legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
-        keys = list(dict.fromkeys(k_ for ks in legs.values() for k_ in ks))
-        locs = self.pg.locate(keys)
-        if languages:
-            wanted = {lang.lower() for lang in languages}
-            locs = {
-                key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in locs.items()
-            }
+        locs: dict[str, list[ChunkLoc]] = {}
         ids: dict[tuple[str, str, str], int] = {}
         by_id: dict[int, ChunkLoc] = {}
         meta: dict[int, ChunkMeta] = {}
         id_legs: dict[str, list[int]] = {}
-        for leg, ks in legs.items():
-            out: list[int] = []
-            for key in [k_ for k_ in ks if k_ in locs][:DEPTH]:
-                for loc in locs.get(key, ()):
-                    ident = (loc.key, loc.repo, loc.path)
-                    if ident not in ids:
-                        ids[ident] = len(ids)
-                        by_id[ids[ident]] = loc
-                        meta[ids[ident]] = ChunkMeta(
-                            ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line
-                        )
-                    out.append(ids[ident])
-            id_legs[leg] = out
+
+        def add_legs(new: dict[str, list[str]]) -> None:
+            """Locate the legs' chunk keys (in branch heads, the asked languages) and number them."""
+            found = self.pg.locate(list(dict.fromkeys(k_ for ks in new.values() for k_ in ks if k_ not in locs)))
+            if languages:
+                wanted = {lang.lower() for lang in languages}
+                found = {
+                    key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in found.items()
+                }
+            locs.update(found)
+            for leg, ks in new.items():
+                out: list[int] = []
+                for key in [k_ for k_ in ks if k_ in locs][:DEPTH]:
+                    for loc in locs[key]:
+                        ident = (loc.key, loc.repo, loc.path)
+                        if ident not in ids:
+                            ids[ident] = len(ids)
+                            by_id[ids[ident]] = loc
+                            meta[ids[ident]] = ChunkMeta(
+                                ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line
+                            )
+                        out.append(ids[ident])
+                id_legs[leg] = out
+
+        add_legs(legs)
+        if PRF and not terms.long and any(id_legs.values()):
+            from navigator.search import PRF_DOCS
+
+            try:
+                best = [by_id[r.id] for r in fuse(id_legs, meta, terms, limit=PRF_DOCS)]
+                prf = self._feedback_leg(terms, best, text_words, want)
+                if prf:
+                    add_legs({"prf": prf})
+            except Exception as exc:  # the feedback step must not take the search down
+                log.warning("team store feedback leg failed: %s", exc)
+                notes.append(f"prf leg unavailable: {exc}")
         ranked = fuse(id_legs, meta, terms, limit=k)
         from navigator.search import _snippet
 
@@ -546,6 +570,28 @@ class TeamStore:
             elapsed_ms=(time.perf_counter() - t0) * 1000.0,
             notes=tuple(notes),
         )
+
+    def _feedback_leg(self, terms: QueryTerms, best: Sequence[ChunkLoc], words: list[str], limit: int) -> list[str]:
+        """The ``prf`` leg (see :data:`PRF`): chunk keys by full text over the query's words and the
+        words the first ranking's best chunks share (picked as locally, by
+        :func:`navigator.search.feedback_words`, with document frequencies from PostgreSQL).
+        Locally the feedback leg adds the shared words' BM25 scores to the query's (BM25 is a sum
+        over terms); ``ts_rank`` is not a sum of per-term scores, so here the natural analogue is
+        one ranked OR query over the query's words and the shared ones together."""
+        from navigator.search import feedback_words
+
+        # the chunks' words as the local index's chunks_fts (and this store's tsv) hold them:
+        # each identifier whole and split into its words
+        docs = [(index_text((loc.symbol or "").replace(".", " ")), index_text(loc.text)) for loc in best]
+        picked = feedback_words(
+            docs,
+            terms,
+            lambda ws, cap: self.pg.doc_freqs(ws, cap=cap),
+            self.pg.chunk_count,
+        )
+        if not picked:
+            return []
+        return self.pg.text_leg([*words, *picked], limit=limit)
 
     def definitions(self, name: str) -> Response[Symbol]:
         """Where ``name`` is defined in every published branch head (:class:`TeamSymbol` items)."""

@@ -765,6 +765,36 @@ class PgStore:
             )
             return [str(r[0]) for r in cur.fetchall()]
 
+    def doc_freqs(self, words: Sequence[str], *, cap: int) -> dict[str, int]:
+        """How many chunks hold each of ``words`` (full text, as :meth:`text_leg` matches them),
+        counted up to ``cap + 1``: a word in more chunks reads ``cap + 1`` (bounded cost, like the
+        local index's ``semantic.lexical.doc_freqs``). Over every stored chunk, as
+        :meth:`chunk_count` counts them; a word the text search leaves nothing of reads 0."""
+        safe = {w: _tsquery([w]) for w in dict.fromkeys(words)}
+        asked = sorted({q for q in safe.values() if q})
+        if not asked:
+            return {w: 0 for w in safe}
+        with self._cursor("counting words") as cur:
+            # one round trip; each count stops at cap + 1 rows (GIN bitmap scan, LIMIT)
+            cur.execute(
+                "SELECT w.word, (SELECT count(*) FROM (SELECT 1 FROM nav_chunks c "
+                "WHERE c.tsv @@ to_tsquery('simple', w.word) LIMIT %s) m) FROM unnest(%s::text[]) AS w(word)",
+                (int(cap) + 1, asked),
+            )
+            got = {str(w): int(n) for w, n in cur.fetchall()}
+        return {w: got.get(q, 0) for w, q in safe.items()}
+
+    def chunk_count(self) -> int:
+        """Chunks stored (every commit's, as :meth:`doc_freqs` counts them): the planner's
+        estimate, which each publish refreshes (ANALYZE); counted when there is none yet."""
+        with self._cursor("counting chunks") as cur:
+            cur.execute("SELECT reltuples FROM pg_class WHERE oid = 'nav_chunks'::regclass")
+            row = cur.fetchone()
+            if row is not None and row[0] is not None and float(row[0]) >= 1:
+                return int(row[0])
+            cur.execute("SELECT count(*) FROM nav_chunks")
+            return int(cur.fetchone()[0])
+
     def symbol_leg(self, names: Sequence[str], phrase: str, *, limit: int = 50) -> list[str]:
         """Chunk keys whose enclosing symbol is named ``names`` exactly, then by trigram word
         similarity of the symbol to ``phrase``."""

@@ -23,7 +23,15 @@ from navigator.frontends.cli import main
 from navigator.team import TeamHit, TeamSymbol, resolve_store_url
 from semantic.embed import FakeEmbedder, load_embedder
 from storage.errors import SymbolNotFoundError, UsageError
-from storage.pg import PgStore, StoreAuthError, StoreReadOnlyError, StoreSchemaError, redact, redact_url
+from storage.pg import (
+    PgStore,
+    StoreAuthError,
+    StoreReadOnlyError,
+    StoreSchemaError,
+    StoreUnavailableError,
+    redact,
+    redact_url,
+)
 
 
 def _fake() -> FakeEmbedder:
@@ -440,3 +448,69 @@ def test_one_team_store_answers_many_threads_at_once(tmp_path: Path, store_url: 
             answers = list(pool.map(ask, range(60)))
     assert all(a == expected for a in answers[0::2])
     assert all(a == ["billing/invoices.py"] for a in answers[1::2])
+
+
+# -- pseudo-relevance feedback across repositories -------------------------------------------------
+
+_PRF_REPO = {
+    "erp/retry.py": '''def retry_erp_call(request):
+    """Retry the ERP call with backoff until the gateway answers."""
+    return backoff_gateway(request)
+''',
+    "erp/timeouts.py": '''def erp_call_deadline(request):
+    """How long one ERP call may take before the gateway gives up."""
+    return backoff_gateway(request, deadline=30)
+''',
+    "net/gateway.py": '''def backoff_gateway(request, deadline=10):
+    """Exponential backoff around the gateway socket."""
+    return request
+''',
+    "ui/colors.py": '''def palette():
+    return ["red", "green"]
+''',
+    # a feedback word must be rare: in at most PRF_MAX_DF (10%) of the store's chunks
+    **{f"misc/m{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)},
+}
+
+
+def test_all_repos_feedback_leg_finds_what_the_best_hits_share(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team store's ``prf`` leg, as local search's: "ERP call" matches retry.py and timeouts.py,
+    which both use ``backoff_gateway``; the feedback leg finds gateway.py, which says neither word,
+    and not the unrelated colors.py. A long query gets no feedback leg; a failing feedback step
+    costs a note, not the answer."""
+    from navigator import team as team_module
+
+    monkeypatch.setattr(team_module, "PRF", True)  # measured and off by default: see navigator.team.PRF
+    repo = make_repo(tmp_path / "erp", _PRF_REPO)
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+        team = nav.team()
+
+        def ranks(resp: object) -> dict[str, dict[str, int]]:
+            return {h.path: h.ranks for h in resp.items}  # type: ignore[attr-defined]
+
+        resp = team.search("ERP call", k=10)
+        assert resp.complete and resp.notes == ()
+        got = ranks(resp)
+        assert "prf" in got["net/gateway.py"], got  # found by the feedback leg
+        assert "prf" in got["erp/retry.py"] and "prf" in got["erp/timeouts.py"]  # the query's own words
+        assert "prf" not in got.get("ui/colors.py", {})
+        assert not any("prf" in r for p, r in got.items() if p.startswith("misc/"))
+        assert set(list(got)[:2]) == {"erp/retry.py", "erp/timeouts.py"}  # the direct matches keep the lead
+
+        monkeypatch.setattr(team_module, "PRF", False)
+        assert not any("prf" in r for r in ranks(team.search("ERP call", k=10)).values())
+        monkeypatch.setattr(team_module, "PRF", True)
+
+        long_query = "ERP call " + " ".join(f"word{i}" for i in range(40))  # issue text: no feedback
+        assert not any("prf" in r for r in ranks(team.search(long_query, k=10)).values())
+
+        def broken(*_a: object, **_k: object) -> dict[str, int]:
+            raise StoreUnavailableError("the store went away while counting words")
+
+        monkeypatch.setattr(team.pg, "doc_freqs", broken)
+        failed = team.search("ERP call", k=10)
+        assert failed.items and not any("prf" in r for r in ranks(failed).values())
+        assert any("prf leg unavailable" in n for n in failed.notes)
