@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import re
 import sqlite3
@@ -69,10 +68,6 @@ from storage.db import Store  # noqa: E402
 
 VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "nav": {},
-    "churn-0.1": {(fusion, "CHURN_WEIGHT"): 0.1},
-    "churn-0.25": {(fusion, "CHURN_WEIGHT"): 0.25},
-    "churn-0.5": {(fusion, "CHURN_WEIGHT"): 0.5},
-    "churn-1": {(fusion, "CHURN_WEIGHT"): 1.0},
     "no-verb-forms": {(lexical, "VERB_FORMS"): False},
     "code-file-0": {(fusion, "CODE_FILE_WEIGHT"): 0.0},
     "code-file-1": {(fusion, "CODE_FILE_WEIGHT"): 1.0},
@@ -142,26 +137,6 @@ REPOS = sorted(
 CHECK = sorted(random.Random(9).sample(REPOS, 5))
 LEXICAL = ("bm25", "symbols", "path", "refs")
 DEF_KINDS = ("function", "method", "class")
-
-
-CHURN_COMMITS = 500
-
-
-def churn_prior(tree: Path, commit: str) -> dict[str, float]:
-    """EXPERIMENT: how often each file changed in the CHURN_COMMITS commits up to ``commit``,
-    as log(1 + n) / log(1 + max n)."""
-    p = subprocess.run(
-        ["git", "-C", str(tree), "log", "-n", str(CHURN_COMMITS), "--no-merges", "--name-only", "--format=", commit],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    counts: dict[str, int] = defaultdict(int)
-    for line in p.stdout.splitlines():
-        if line.strip():
-            counts[line.strip()] += 1
-    top = max(counts.values(), default=0)
-    if not top:
-        return {}
-    return {path: math.log1p(n) / math.log1p(top) for path, n in counts.items()}
 
 
 def checkout(tree: Path, commit: str) -> None:
@@ -405,7 +380,6 @@ def run(
                 embedded.append(rep.embedded)
             defs = Defs(store.conn)
             q = inst["query"]
-            fusion.FILE_PRIOR = churn_prior(tree, inst["base_commit"])
             row: dict[str, Any] = {"id": inst["id"], "repo": repo, "gold": inst["gold_files"]}
             if fast:  # tuning runs: nav's variants only (no baselines, no Python-only systems)
                 long_per_repo = 0

@@ -88,9 +88,6 @@ INFILE_WEIGHT = 0.5
 candidate even when the whole-index legs stopped before it."""
 COHERENCE = 0.0
 """Weight of the file-coherence term: a file's share of all candidate chunk score."""
-CHURN_WEIGHT = 0.0
-FILE_PRIOR: dict[str, float] = {}
-"""EXPERIMENT: a per-file prior in [0, 1] (git churn); file score *= 1 + CHURN_WEIGHT * prior."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,8 +313,6 @@ def fuse(
             for r in rs:
                 r.ranks["path"] = path_rank[path]
         s *= file_penalty(path, terms)
-        if CHURN_WEIGHT:
-            s *= 1.0 + CHURN_WEIGHT * FILE_PRIOR.get(path, 0.0)
         file_scores[path] = s
         for r in rs:
             r.file_score = s
