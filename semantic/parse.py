@@ -82,7 +82,11 @@ _COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_com
 _DECORATION_TYPES = frozenset(
     {"decorator", "attribute_item", "annotation", "marker_annotation", "attribute_list"}
 )
-_QUALIFIED_NAME_TYPES = frozenset({"qualified_identifier", "nested_namespace_specifier", "scoped_identifier"})
+_QUALIFIED_NAME_TYPES = frozenset(
+    {"qualified_identifier", "nested_namespace_specifier", "scoped_identifier", "scope_resolution"}
+)
+# Ruby's `attr_reader :items`: a name written as a symbol literal, its colon not part of the name
+_SYMBOL_LITERAL = "simple_symbol"
 _MAX_SIGNATURE = 300
 
 
@@ -376,8 +380,12 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
         if key in seen:
             # a node that several patterns match (Kotlin's `enum class` is a class too):
             # the specific kind wins over the generic "class"
+            # the specific kind wins over the generic "class"; a method over a function (a
+            # Kotlin `fun` in a class body matches both patterns, in an order not to rely on)
             i = seen[key]
-            if raw[i].kind == "class" and d.kind != "class" and not d.is_scope:
+            if not d.is_scope and (
+                (raw[i].kind == "class" and d.kind != "class") or (raw[i].kind == "function" and d.kind == "method")
+            ):
                 raw[i] = d
             continue
         seen[key] = len(raw)
@@ -396,6 +404,10 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
             stack.pop()
         # An enclosing def whose span does not contain this one is not its container.
         while stack and not (stack[-1][0].start <= d.start and d.end <= stack[-1][0].end):
+            stack.pop()
+        # several names of one node (`attr_reader :items, :owner`, `const int A = 1, B = 2;`) are
+        # siblings, not nested; a scope's names (Swift's `extension Outer.Inner`) do nest
+        while stack and not d.is_scope and stack[-1][0].node == d.node:
             stack.pop()
         parent_q = stack[-1][1] if stack else None
         parent_kind = stack[-1][2] if stack else None
@@ -425,7 +437,7 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
                 path=path,
                 language=language,
                 span=_join_span(src, d.first, d.last),
-                name_span=src.span(d.name_node),
+                name_span=_name_span(src, d.name_node),
                 signature=_signature(d.node, src, kind, language),
                 container=container,
                 docstring=_docstring(d, src, language),
@@ -433,6 +445,19 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
         )
         stack.append((d, qualified, kind))
     return out
+
+
+def _name_span(src: _Text, node: Node) -> Span:
+    """The span of the name itself (see :func:`_bare_name`): without a symbol colon, backticks
+    or ``r#``."""
+    span = src.span(node)
+    text = src.node_text(node)
+    skip = len(text) - len(_bare_name(text, node))
+    if not skip or span.start_line != span.end_line:
+        return span
+    lead = 2 if text.startswith("r#") else 1  # r#, a colon or an opening backtick
+    tail = skip - lead  # a closing backtick
+    return Span(span.start_line, span.start_col + lead, span.end_line, span.end_col - tail)
 
 
 def _join_span(src: _Text, first: Node, last: Node) -> Span:
@@ -479,7 +504,20 @@ def _make_def(caps: dict[str, list[Node]], src: _Text) -> _Def | None:
             first = prev  # comments between attributes and the item stay inside the span
         prev = prev.prev_named_sibling
     # `first` may be a decorator that is a sibling of the definition (TS, Rust attributes)
-    return _Def(node, first, outer, name_node, src.node_text(name_node), kind, prefix)
+    name = _bare_name(src.node_text(name_node), name_node)
+    return _Def(node, first, outer, name_node, name, kind, prefix)
+
+
+def _bare_name(text: str, node: Node) -> str:
+    """A name as code refers to it: without Ruby's symbol colon (``:items``), Scala's and
+    Kotlin's backticks (`` `max-age` ``) or Rust's raw-identifier prefix (``r#type``)."""
+    if node.type == _SYMBOL_LITERAL:
+        return text.removeprefix(":")
+    if len(text) > 2 and text[0] == "`" and text[-1] == "`":
+        return text[1:-1]
+    if text.startswith("r#") and len(text) > 2:
+        return text[2:]
+    return text
 
 
 def _split_qualified(node: Node, src: _Text) -> tuple[list[str], Node]:

@@ -38,7 +38,7 @@ _SOURCE_SUFFIXES = {".py", ".ts", ".tsx", ".js", ".go", ".rs", ".java", ".c", ".
     ".zig",
 }
 
-_DEF = re.compile(r"\bdef:\s*(\w+)\s+([\w.]+)")
+_DEF = re.compile(r"\bdef:\s*(\w+)\s+([\w.-]+[?!]?)")  # Ruby names may end in ? or !
 _REF = re.compile(r"\bref:\s*((?:[A-Za-z_]\w*[ \t]*)+?)(?=\s*(?:\b(?:def|noref):|\*/|$))")
 _NOREF = re.compile(r"\bnoref:\s*((?:[A-Za-z_]\w*[ \t]*)+?)(?=\s*(?:\b(?:def|ref):|\*/|$))")
 

@@ -9,6 +9,7 @@ namespace Shop.Orders // def: module Shop.Orders
     public class Order : IPriced // def: class Shop.Orders.Order ref: IPriced
     {
         public const int MaxItems = 50; // def: constant Shop.Orders.Order.MaxItems
+        public const int MinItems = 1, MaxLines = 9; // def: constant Shop.Orders.Order.MinItems def: constant Shop.Orders.Order.MaxLines
 
         public Order(Item[] items) { Items = items; } // def: method Shop.Orders.Order.Order
 

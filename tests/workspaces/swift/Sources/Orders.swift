@@ -14,6 +14,8 @@ class Order: Priced { // def: class Order ref: Priced
 
     init(items: [Item]) { self.items = items }
 
+    func `default`() -> Int { 0 } // def: method Order.default
+
     func price() -> Int { // def: method Order.price
         return items.reduce(0) { $0 + $1.cents } // ref: items
     }
