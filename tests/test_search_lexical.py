@@ -184,3 +184,40 @@ def test_feedback_leg_brings_the_words_the_best_hits_share(
     long_query = "ERP call " + " ".join(f"word{i}" for i in range(40))  # issue text: names lead, no feedback
     assert not any("prf" in h.ranks for h in search.search(long_query, k=10, legs=("bm25", "symbols", "path")).items)
     s.close()
+
+
+def test_symbol_leg_matches_fields_by_exact_name_only(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    """A data member (here Java fields) is found when the query names it, not by a prose word:
+    `retryDelay` the field must not stand in for the method that retries."""
+    root = make_repo(
+        {
+            "src/main/java/shop/Client.java": """
+                package shop;
+                public class Client {
+                    private long retryDelay = 50;
+                    private int attempts;
+                    public void send(String body) {
+                        attempts += 1;
+                    }
+                }
+                """,
+            "src/main/java/shop/Retrier.java": """
+                package shop;
+                public class Retrier {
+                    public void retryDelayed(Runnable call) {
+                        call.run();
+                    }
+                }
+                """,
+        }
+    )
+    s = Store(tmp_path / "idx" / "index.db")
+    index_root(root, s)
+    kinds = {r[0]: r[1] for r in s.conn.execute("SELECT qualified_name, kind FROM symbols")}
+    assert kinds["Client.retryDelay"] == "field"
+    by_words = _paths(symbol_chunks(s.conn, query_terms("where do we retry with a delay")), s)
+    assert by_words == {"src/main/java/shop/Retrier.java"}  # the method's words, not the field's
+    by_name = _paths(symbol_chunks(s.conn, query_terms("retryDelay")), s)
+    assert "src/main/java/shop/Client.java" in by_name
