@@ -69,6 +69,8 @@ from storage.errors import (
 )
 
 NAV_DIR = ".nav"
+MAX_TEAM_STORES = 4
+"""Team store connections one Navigator keeps open (a daemon serving callers that name several)."""
 log = logging.getLogger(__name__)
 _KIND_WEIGHT = {
     "class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 1,
@@ -178,6 +180,8 @@ class Navigator:
         self._embedder = embedder
         self.store_url = store_url
         self._team: TeamStore | None = None
+        self._teams: dict[str, TeamStore] = {}
+        """Open team stores by URL (the configured one is also ``_team``)."""
         self.search_embed_budget_s: float | None = None
         """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
         daemon's background loop do). Kept so callers that set it keep working."""
@@ -251,10 +255,11 @@ class Navigator:
             if exact is not None:
                 exact.close()
                 self._exact = None
-            team = getattr(self, "_team", None)
-            if team is not None:
+            teams = getattr(self, "_teams", {})
+            for team in teams.values():
                 team.close()
-                self._team = None
+            teams.clear()
+            self._team = None
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -459,18 +464,19 @@ class Navigator:
         return out
 
     @_heals_damage
-    def definitions(self, name: str, *, all_repos: bool = False) -> Response[Symbol]:
+    def definitions(self, name: str, *, all_repos: bool = False, store: str | None = None) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
         Accepts ``createSalesOrder``, ``Order.create`` and ``pkg.module.func``.
         Raises :class:`SymbolNotFoundError` with close matches when nothing matches.
         ``all_repos``: in every repository published to the team store (items are
-        :class:`navigator.team.TeamSymbol`, naming repository and commit).
+        :class:`navigator.team.TeamSymbol`, naming repository and commit); ``store``: that
+        store's URL instead of the configured one (see :meth:`team`).
         """
         if all_repos:
             from navigator.team import definitions_all_repos
 
-            return definitions_all_repos(self, name)
+            return definitions_all_repos(self, name, store=store)
         started = time.perf_counter()
         rows = self.resolve(name)
         notes = self._notes()
@@ -645,6 +651,7 @@ class Navigator:
         languages: Sequence[str] | None = None,
         view: str = "files",
         all_repos: bool = False,
+        store: str | None = None,
     ) -> Response[SearchHit]:
         """Search code by meaning and by name ("where do we retry the ERP call", ``createSalesOrder``).
 
@@ -659,7 +666,8 @@ class Navigator:
 
         ``all_repos``: search every repository published to the team store instead (items are
         :class:`navigator.team.TeamHit`, naming repository and commit); when the store cannot
-        answer, this checkout's index answers with ``complete=False`` and a note.
+        answer, this checkout's index answers with ``complete=False`` and a note. ``store``: that
+        store's URL instead of the configured one (see :meth:`team`).
         """
         text = checks.text(text)
         k = checks.count(k, what="k")
@@ -670,7 +678,7 @@ class Navigator:
         if all_repos:
             from navigator.team import search_all_repos
 
-            return search_all_repos(self, text, k=k, languages=languages)
+            return search_all_repos(self, text, k=k, languages=languages, store=store)
         self._fresh()
         resp = self._searcher().search(
             text,
@@ -684,20 +692,35 @@ class Navigator:
             resp = dataclasses.replace(resp, notes=(*resp.notes, *notes))
         return resp
 
-    def team(self) -> TeamStore:
-        """The team store (``store_url``, ``NAV_STORE`` or ``[store] url``) seen from this checkout."""
+    def team(self, url: str | None = None) -> TeamStore:
+        """The team store (``url``, else ``store_url``, ``NAV_STORE`` or ``[store] url``) seen from
+        this checkout; one connection per store, kept open. The CLI passes the URL its own
+        environment names, so a daemon started from another shell asks the store the caller means."""
         from navigator.team import TeamStore, resolve_store_url
 
         with self._lock:
-            if self._team is None:
+            if url is not None and not isinstance(url, str):
+                raise UsageError(f"store must be a postgresql:// URL, got {shorten(repr(url))}")
+            if url is None or not url.strip():
+                if self._team is not None:
+                    return self._team
                 url = resolve_store_url(self.config, self.store_url)
                 if url is None:
                     raise UsageError(
                         "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, "
                         "or pass --store URL"
                     )
-                self._team = TeamStore(url, nav=self)
-            return self._team
+                self._team = self._teams.get(url.strip()) or TeamStore(url, nav=self)
+                self._teams[self._team.pg.url] = self._team
+                return self._team
+            team = self._teams.get(url.strip())
+            if team is None:
+                team = TeamStore(url, nav=self)
+                if len(self._teams) >= MAX_TEAM_STORES:  # the oldest other store's connection goes
+                    oldest = next(u for u in self._teams if self._teams[u] is not self._team)
+                    self._teams.pop(oldest).close()
+                self._teams[team.pg.url] = team
+            return team
 
     def embed(
         self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64

@@ -208,7 +208,7 @@ class Checkout(Protocol):
 
     def embed(self, *, progress: Any = None) -> SyncReport: ...
 
-    def team(self) -> TeamStore: ...
+    def team(self, url: str | None = None) -> TeamStore: ...
 
     def search(self, text: str, *, k: int, languages: Sequence[str] | None) -> Response[SearchHit]: ...
 
@@ -633,11 +633,11 @@ def _fallback_note(exc: StoreError) -> str:
 
 
 def search_all_repos(
-    nav: Checkout, text: str, *, k: int, languages: Sequence[str] | None
+    nav: Checkout, text: str, *, k: int, languages: Sequence[str] | None, store: str | None = None
 ) -> Response[SearchHit]:
-    """``Navigator.search(all_repos=True)``: the team store, or the local index with a note when
-    the store cannot answer (down, unreachable, no schema)."""
-    team = nav.team()
+    """``Navigator.search(all_repos=True)``: the team store (``store``, else the configured one),
+    or the local index with a note when the store cannot answer (down, unreachable, no schema)."""
+    team = nav.team(store)
     try:
         return team.search(text, k=k, languages=languages)
     except StoreError as exc:
@@ -649,8 +649,8 @@ def search_all_repos(
         )
 
 
-def definitions_all_repos(nav: Checkout, name: str) -> Response[Symbol]:
-    team = nav.team()
+def definitions_all_repos(nav: Checkout, name: str, store: str | None = None) -> Response[Symbol]:
+    team = nav.team(store)
     try:
         return team.definitions(name)
     except StoreError as exc:

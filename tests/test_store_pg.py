@@ -514,3 +514,48 @@ def test_all_repos_feedback_leg_finds_what_the_best_hits_share(
         failed = team.search("ERP call", k=10)
         assert failed.items and not any("prf" in r for r in ranks(failed).values())
         assert any("prf leg unavailable" in n for n in failed.notes)
+
+
+@pytest.mark.slow
+def test_cli_all_repos_asks_the_warm_daemon_about_the_callers_store(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nav search --all-repos` and `nav def --all-repos` are answered by the root's daemon (its
+    model stays loaded between calls, as for local search), about the store the caller's shell
+    names: the daemon was started without any."""
+    import contextlib
+    import os
+    import signal
+
+    from navigator.frontends.client import DaemonClient
+    from navigator.paths import daemon_paths
+
+    billing = make_repo(tmp_path / "billing")
+    with _nav(billing, store_url) as nav:
+        sha = nav.team().publish().commit
+    shop = make_repo(tmp_path / "shop")
+    monkeypatch.delenv("NAV_STORE", raising=False)
+    monkeypatch.setenv("NAV_DAEMON_NO_EMBED", "1")
+    monkeypatch.setenv("NAV_DAEMON_NO_WARM", "1")
+    client = DaemonClient(shop)  # started here, with no team store in its environment
+    try:
+        before = client.daemon_status()["requests"]
+        monkeypatch.delenv("NAV_NO_DAEMON", raising=False)
+        monkeypatch.setenv("NAV_STORE", store_url)  # the caller's shell names the store
+        runner = CliRunner()
+        out = runner.invoke(main, ["-C", str(shop), "search", "--all-repos", "--json", "parse an invoice"])
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.output)
+        assert data["source"] == "team-store", data
+        assert any(h["repo"] == "billing" and h["commit"] == sha for h in data["items"])
+        out = runner.invoke(main, ["-C", str(shop), "def", "--all-repos", "--json", "retry_erp_call"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["items"][0]["repo"] == "billing"
+        assert client.daemon_status()["requests"] >= before + 2  # both answered by the daemon
+        assert PG_PASSWORD not in (daemon_paths(shop).log.read_text() if daemon_paths(shop).log.exists() else "")
+    finally:
+        client.stop()
+        info = daemon_paths(shop).info
+        if info.exists():  # never leave a daemon behind
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGKILL)

@@ -24,7 +24,7 @@ import click
 from navigator.frontends import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
-from storage.errors import NavError, shorten
+from storage.errors import NavError, UsageError, shorten
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -222,6 +222,21 @@ def _team_nav(obj: Ctx, store_url: str | None) -> Any:
     if store_url is not None:
         nav.store_url = store_url
     return nav
+
+
+def _store_for(obj: Ctx, store_url: str | None) -> str:
+    """The team store this command means (--store, else NAV_STORE in this shell, else the root's
+    ``[store] url``), resolved here and passed on: the root's daemon, which answers --all-repos
+    with its model already loaded, may have been started from another environment."""
+    from navigator.config import load_config
+    from navigator.team import resolve_store_url
+
+    url = resolve_store_url(load_config(obj.root), store_url)
+    if url is None:
+        raise UsageError(
+            "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, or pass --store URL"
+        )
+    return url
 
 
 def _store_configured(obj: Ctx, store_url: str | None) -> bool:
@@ -503,7 +518,7 @@ def _team_where(item: Any) -> str:
 def def_(obj: Ctx, name: str, all_repos: bool, store_url: str | None, as_json: bool) -> None:
     """Where NAME is defined: `createSalesOrder`, `Order.create`, `pkg.module.func`."""
     if all_repos:
-        resp = _team_nav(obj, store_url).definitions(name, all_repos=True)
+        resp = obj.nav().definitions(name, all_repos=True, store=_store_for(obj, store_url))
     else:
         resp = obj.nav().definitions(name)
     if as_json:
@@ -714,8 +729,8 @@ def search(
     if all_repos:
         if paths:
             raise click.UsageError("--path is not supported with --all-repos (paths differ per repository)")
-        resp = _team_nav(obj, store_url).search(
-            " ".join(text), k=k, languages=list(languages) or None, all_repos=True
+        resp = obj.nav().search(
+            " ".join(text), k=k, languages=list(languages) or None, all_repos=True, store=_store_for(obj, store_url)
         )
     else:
         options: dict[str, Any] = {"view": "code"} if code_view else {}

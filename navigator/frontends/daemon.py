@@ -527,12 +527,19 @@ class Daemon:
                 METHOD_NOT_FOUND, f"unknown method `{shorten(method)}`; one of: {', '.join(sorted(METHODS))}"
             )
         fn = getattr(self.nav, method)
-        if method not in ("index", "status") and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S):
+        # the team store answers --all-repos, not this root's index (which answers only when the
+        # store cannot, and then says it is a partial answer): no wait for the local index
+        team_store = isinstance(params, dict) and params.get("all_repos") is True
+        if (
+            method not in ("index", "status")
+            and not team_store
+            and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S)
+        ):
             # answering from a half-built index would call real symbols unknown
             raise WireError(
                 INTERNAL_ERROR, f"the first index of {self.root} is still being built; ask again in a moment"
             )
-        if method != "index" and self.watching and not self.wait_fresh():
+        if method != "index" and not team_store and self.watching and not self.wait_fresh():
             log.warning("answering %s before a pending re-index finished", method)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
