@@ -633,9 +633,13 @@ async def passthrough(ls: NavLanguageServer, method: str, params: Any) -> tuple[
     own result (None when no server answered; the editor is told why once) and the reason."""
     engine, rel = ls.locate(_uri_of(params))
     position = getattr(params, "position", None)
-    if position is not None:
-        nav_position(engine, rel, position)  # inside the document, or a clear error
-    language = _language(engine, rel)
+
+    def check() -> str:  # reads the buffer or the disk, and the index: off the loop
+        if position is not None:
+            nav_position(engine, rel, position)  # inside the document, or a clear error
+        return _language(engine, rel)
+
+    language = await ls.run(check)
     raw = _unstructure(ls, params)
     path = str(engine.root / rel)
 
@@ -814,18 +818,26 @@ def build_server(nav_factory: Any = None, *, use_daemon: bool = False) -> NavLan
     @_guard
     async def references(ls: NavLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
         engine, rel = ls.locate(params.text_document.uri)
-        line, col = nav_position(engine, rel, params.position)
         include_decl = bool(params.context and params.context.include_declaration)
-        language = _language(engine, rel)
+
+        def where() -> tuple[int, int, str]:  # reads the buffer or the disk, and the index: off the loop
+            return (*nav_position(engine, rel, params.position), _language(engine, rel))
+
+        line, col, language = await ls.run(where)
 
         def ask() -> Any:
             return engine.exact.references(f"{rel}:{line}:{col}", deadline_s=DEADLINE_S)
 
         resp = await _with_loading_progress(ls, engine, language, ask)
-        lines = _Lines(engine)
         hits = [h for h in resp.items if include_decl or not h.is_definition]
         precise = [h for h in hits if not _is_possible(h)]
         possible = [h for h in hits if _is_possible(h)]
+
+        def locations() -> list[types.Location]:  # reads every file with a hit: off the loop
+            lines = _Lines(engine)
+            return [hit_location(engine, lines, h) for h in precise + possible]
+
+        found = await ls.run(locations)
         if possible:
             ls.show_message_log(
                 f"nav: references at {rel}:{line}:{col}: {len(precise)} from the language server, then "
@@ -834,7 +846,7 @@ def build_server(nav_factory: Any = None, *, use_daemon: bool = False) -> NavLan
             )
         if not resp.complete:
             ls.say_once(f"{language}:references", f"references for {language or rel}: {resp.reason}")
-        return [hit_location(engine, lines, h) for h in precise + possible]
+        return found
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @_guard
