@@ -626,6 +626,8 @@ _MAX_CONSTANT_SIGNATURE = 120
 def _signature(node: Node, src: _Text, kind: str, language: str) -> str:
     body = None if kind == "constant" else _find_body(node)
     end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    if kind == "constant":  # an enum constant with a body (`PAID("p") { … }`): its header
+        end = next((c.start_byte for c in node.named_children if c.type.endswith("class_body")), end)
     end = min(end, node.start_byte + 4 * _MAX_SIGNATURE)
     # Leave out comments that sit between the header and the body.
     pieces: list[bytes] = []

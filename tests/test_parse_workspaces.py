@@ -458,3 +458,9 @@ def test_docstrings(language: str, path: str, qualified_name: str, docstring: st
     """Each language's own doc convention: ``@doc``/``@moduledoc``, ``-- |``, ``///``, ``---``."""
     by_q = {s.qualified_name: s for s in parsed(language, path).symbols}
     assert by_q[qualified_name].docstring == docstring
+
+
+def test_an_enum_constant_with_a_body_has_its_header_as_signature() -> None:
+    for language, path in (("java", "src/main/java/com/example/orders/Kinds.java"), ("kotlin", "src/Kinds.kt")):
+        paid = [s for s in parsed(language, path).symbols if s.name == "PAID"]
+        assert [s.signature for s in paid] == ['PAID("p")'], language
