@@ -524,7 +524,8 @@ class ExactNavigator:
             (r for r in rows if (r.definition.name_span.start_line, r.definition.name_span.start_col) == (line, col)),
             None,
         )
-        enclosing = enclosing_symbol(rows, line)
+        # the definition named here (`note` of `String label, note;`), else the innermost around it
+        enclosing = defined or enclosing_symbol(rows, line)
         symbol = enclosing.definition.qualified_name if enclosing else None
         if op == "callers" and symbol is None and name:
             symbol = name

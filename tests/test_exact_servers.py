@@ -160,6 +160,18 @@ def test_syntax_fallback_for_a_language_without_server(tmp_path: Path) -> None:
         close_env(e)
 
 
+def test_a_definition_hit_names_the_definition_even_when_it_shares_its_line(tmp_path: Path) -> None:
+    """`data class Money(val cents: Cents, var currency: String …)`: the hit at `currency` is
+    Money.currency, not the first definition whose span holds the line (Money.cents)."""
+    e = open_env("kotlin", tmp_path)
+    try:
+        resp = e.exact.references("Money.currency", deadline_s=10)
+        definition = next(h for h in resp.items if h.is_definition)
+        assert (definition.path, definition.symbol, definition.kind) == ("src/Kinds.kt", "Money.currency", "field")
+    finally:
+        close_env(e)
+
+
 # -- faults and freshness, on Python (the fastest server to start) ------------------------
 
 

@@ -40,6 +40,14 @@ public final class Kinds { // def: class Kinds
         return parser.apply(text) + lines.size(); // ref: parser lines
     }
 
+    String getNote() { // def: method Kinds.getNote
+        return note; // ref: note
+    }
+
+    String describe() { // def: method Kinds.describe
+        return getNote(); // ref: getNote
+    }
+
     /** A static nested class. */
     public static final class Builder { // def: class Kinds.Builder
         private String label; // def: field Kinds.Builder.label
