@@ -328,4 +328,47 @@ def bad_access(workdir: Path) -> list[FaultResult]:
     return results
 
 
-SCENARIOS: list[Scenario] = [concurrent_publishers, killed_publisher, server_stopped, bad_access]
+def server_stopped_daemon(workdir: Path, rounds: int = 2) -> list[FaultResult]:
+    """PostgreSQL stopped, then started again, while the root's daemon holds its connection:
+    `nav search --all-repos` from the command line goes through the daemon (since it keeps the
+    model loaded), so its long-lived connection must fail honestly and then reconnect."""
+    import json
+
+    honest = recovered = 0
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    env.update(NAV_DAEMON_NO_EMBED="1", NAV_DAEMON_NO_WARM="1", OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+
+    def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), *args],
+                              capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+
+    with _server() as pg:
+        url = pg.url()  # type: ignore[attr-defined]
+        env["NAV_STORE"] = url
+        repo = _repo(workdir / "repo")
+        with _nav(repo, url) as nav:  # type: ignore[attr-defined]
+            nav.team().publish()
+        try:
+            first = cli(repo, "search", "--all-repos", "--json", "handle request kind")  # starts the daemon
+            if first.returncode != 0 or json.loads(first.stdout)["source"] != "team-store":
+                raise RuntimeError(f"the first --all-repos search failed: {first.stderr[-300:]}")
+            for _ in range(rounds):
+                pg.stop(mode="immediate")  # type: ignore[attr-defined]
+                down = cli(repo, "search", "--all-repos", "--json", "handle request kind")
+                if down.returncode == 0:
+                    data = json.loads(down.stdout)
+                    if not data["complete"] and data["items"] and "team store" in (data["reason"] or ""):
+                        honest += 1
+                pg.start(pg.base, port=pg.port)  # type: ignore[attr-defined]
+                up = cli(repo, "search", "--all-repos", "--json", "handle request kind")
+                if up.returncode == 0 and json.loads(up.stdout)["source"] == "team-store":
+                    recovered += 1
+        finally:
+            cli(repo, "daemon", "stop")
+    return [FaultResult(AREA, "PostgreSQL stopped and restarted under the daemon's --all-repos connection", rounds,
+                        honest, recovered, 0,
+                        note="through the CLI and the root's daemon; recovered = the next call answers from the store")]  # fmt: skip
+
+
+SCENARIOS: list[Scenario] = [concurrent_publishers, killed_publisher, server_stopped, server_stopped_daemon, bad_access]
