@@ -378,10 +378,9 @@ def _definitions(grammar: _Grammar, root: Node, src: _Text, path: str, language:
             continue
         key = (d.node.start_byte, d.name_node.start_byte)
         if key in seen:
-            # a node that several patterns match (Kotlin's `enum class` is a class too):
-            # the specific kind wins over the generic "class"
-            # the specific kind wins over the generic "class"; a method over a function (a
-            # Kotlin `fun` in a class body matches both patterns, in an order not to rely on)
+            # a node that several patterns match (Kotlin's `enum class` is a class too): the
+            # specific kind wins over the generic "class"; a method over a function (a Kotlin
+            # `fun` in a class body matches both patterns, in an order not to rely on)
             i = seen[key]
             if not d.is_scope and (
                 (raw[i].kind == "class" and d.kind != "class") or (raw[i].kind == "function" and d.kind == "method")
