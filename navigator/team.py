@@ -20,6 +20,7 @@ import dataclasses
 import logging
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import numpy as np
 from navigator.config import Config
 from navigator.results import Response, SearchHit, Symbol
 from semantic.fusion import ChunkMeta, fuse
-from semantic.lexical import QueryTerms, query_terms
+from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
 from storage.errors import NavError, UsageError
 from storage.pg import (
     DIM,
@@ -62,6 +63,10 @@ __all__ = [
 
 ENV_STORE = "NAV_STORE"
 DEPTH = 50
+PATH_LEG = True
+"""The team store's path leg, as local search's: files whose path words (folders and file name,
+not the repository's name) are the query's, ranked by their rarity, fused at file level. The
+head files' words are kept per store and read again when a head moves."""
 PRF = False
 """The team store's pseudo-relevance feedback leg, ``prf``, as local search's
 (:data:`navigator.search.PRF_TERMS`, whose constants it shares): a short query's first ranking's
@@ -69,6 +74,17 @@ best chunks give the words they share, which join the query's in one more full-t
 Measured and left off (``bench/store_prf.py``, bench/README.md "Team store"): semble's 21
 development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.000 [−0.008, +0.010]
 (the store's hits from the asked repository only: +0.006 [−0.001, +0.014]) for +33 ms p50."""
+
+
+@dataclass(frozen=True)
+class _HeadPaths:
+    """The team store's head files as the path leg reads them (``repo/path`` keys)."""
+
+    signature: tuple[int, str]
+    words: dict[str, set[str]]
+    basenames: dict[str, list[str]]
+    postings: dict[str, list[str]]
+    files: dict[str, tuple[str, str | None]]  # repo/path -> (file key, language)
 
 
 def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
@@ -230,6 +246,8 @@ class TeamStore:
         self.pg = PgStore(url, connect_timeout_s=connect_timeout_s, statement_timeout_s=statement_timeout_s)
         self.nav = nav
         self._embedder = embedder
+        self._paths: _HeadPaths | None = None
+        self._paths_lock = threading.Lock()
 
     @property
     def safe_url(self) -> str:
@@ -531,18 +549,27 @@ class TeamStore:
                 id_legs[leg] = out
 
         add_legs(legs)
+        path_leg: list[str] = []
+        reps: dict[str, int] = {}
+        if PATH_LEG:
+            try:
+                path_leg, reps = self._path_leg(terms, languages, locs, ids, by_id, meta)
+            except StoreError as exc:  # the other legs answer; the note says what is missing
+                log.warning("team store path leg failed: %s", exc)
+                notes.append(f"path leg unavailable: {exc}")
         if PRF and not terms.long and any(id_legs.values()):
             from navigator.search import PRF_DOCS
 
             try:
-                best = [by_id[r.id] for r in fuse(id_legs, meta, terms, limit=PRF_DOCS)]
+                first = fuse(id_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
+                best = [by_id[r.id] for r in first]
                 prf = self._feedback_leg(terms, best, text_words, want)
                 if prf:
                     add_legs({"prf": prf})
             except Exception as exc:  # the feedback step must not take the search down
                 log.warning("team store feedback leg failed: %s", exc)
                 notes.append(f"prf leg unavailable: {exc}")
-        ranked = fuse(id_legs, meta, terms, limit=k)
+        ranked = fuse(id_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
         from navigator.search import _snippet
 
         hits = tuple(
@@ -570,6 +597,71 @@ class TeamStore:
             elapsed_ms=(time.perf_counter() - t0) * 1000.0,
             notes=tuple(notes),
         )
+
+    def _head_paths(self) -> _HeadPaths:
+        """The head files' path words, postings and file names, read again when a head moves."""
+        sig = self.pg.heads_signature()
+        with self._paths_lock:
+            if self._paths is None or self._paths.signature != sig:
+                files = self.pg.head_files()
+                words = {f"{repo}/{path}": path_words(path) for repo, path, _, _ in files}
+                self._paths = _HeadPaths(
+                    signature=sig,
+                    words=words,
+                    basenames=by_basename(list(words)),
+                    postings=by_path_word(words),
+                    files={f"{repo}/{path}": (key, lang) for repo, path, key, lang in files},
+                )
+            return self._paths
+
+    def _path_leg(
+        self,
+        terms: QueryTerms,
+        languages: Sequence[str] | None,
+        locs: dict[str, list[ChunkLoc]],
+        ids: dict[tuple[str, str, str], int],
+        by_id: dict[int, ChunkLoc],
+        meta: dict[int, ChunkMeta],
+    ) -> tuple[list[str], dict[str, int]]:
+        """The path leg (see :data:`PATH_LEG`): ``repo/path`` keys, best first, and for the best
+        few not among the other legs' chunks, the id of their first chunk (numbered into
+        ``ids``/``by_id``/``meta`` as the other legs' are), so a file found by its path alone
+        can be listed."""
+        heads = self._head_paths()
+        words = heads.words
+        whole = not languages
+        if languages:
+            wanted = {lang.lower() for lang in languages}
+            words = {p: w for p, w in words.items() if (heads.files[p][1] or "").lower() in wanted}
+        ranked = [
+            p
+            for p, _ in path_files(
+                words,
+                terms,
+                limit=DEPTH,
+                basenames=heads.basenames if whole else None,
+                postings=heads.postings if whole else None,
+            )
+        ]
+        listed = {m.path for m in meta.values()}
+        missing = [p for p in ranked[:10] if p not in listed]
+        reps: dict[str, int] = {}
+        if missing:
+            first = self.pg.first_chunks([heads.files[p][0] for p in missing])
+            chunk_of = {p: first[heads.files[p][0]] for p in missing if heads.files[p][0] in first}
+            found = self.pg.locate([c for c in chunk_of.values() if c not in locs])
+            locs.update(found)
+            for p, chunk in chunk_of.items():
+                loc = next((x for x in locs.get(chunk, ()) if f"{x.repo}/{x.path}" == p), None)
+                if loc is None:
+                    continue
+                ident = (loc.key, loc.repo, loc.path)
+                if ident not in ids:
+                    ids[ident] = len(ids)
+                    by_id[ids[ident]] = loc
+                    meta[ids[ident]] = ChunkMeta(ids[ident], p, loc.symbol, loc.start_line)
+                reps[p] = ids[ident]
+        return ranked, reps
 
     def _feedback_leg(self, terms: QueryTerms, best: Sequence[ChunkLoc], words: list[str], limit: int) -> list[str]:
         """The ``prf`` leg (see :data:`PRF`): chunk keys by full text over the query's words and the

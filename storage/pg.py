@@ -840,6 +840,34 @@ class PgStore:
                 out.setdefault(loc.key, []).append(loc)
         return out
 
+    def heads_signature(self) -> tuple[int, str]:
+        """Changes whenever a branch head moves (publish): what a cache of head files keys on."""
+        with self._cursor("reading branch heads") as cur:
+            cur.execute("SELECT count(*), coalesce(max(updated_at)::text, '') FROM nav_heads")
+            n, at = cur.fetchone()
+        return int(n), str(at)
+
+    def head_files(self) -> list[tuple[str, str, str, str | None]]:
+        """(repository, path, file key, language) of every file in a branch head, the newest
+        head's where branches of one repository differ."""
+        with self._cursor("listing head files") as cur:
+            cur.execute(
+                "SELECT DISTINCT ON (h.repo, f.path) h.repo, f.path, f.key, f.language "
+                "FROM nav_heads h JOIN nav_commit_files cf ON cf.repo = h.repo AND cf.sha = h.sha "
+                "JOIN nav_files f ON f.key = cf.file ORDER BY h.repo, f.path, h.updated_at DESC"
+            )
+            return [(str(r), str(p), str(k), lang) for r, p, k, lang in cur.fetchall()]
+
+    def first_chunks(self, files: Sequence[str]) -> dict[str, str]:
+        """file key -> the key of its first chunk (a file found by its path alone enters there)."""
+        if not files:
+            return {}
+        with self._cursor("reading first chunks") as cur:
+            cur.execute(
+                "SELECT file, chunk FROM nav_file_chunks WHERE file = ANY(%s) AND ord = 0", (list(files),)
+            )
+            return {str(f): str(c) for f, c in cur.fetchall()}
+
     def definitions(self, name: str, *, limit: int = 200) -> list[StoreSymbol]:
         """Definitions named ``name`` (or whose qualified name ends with ``.name``) in every head."""
         last = name.rsplit(".", 1)[-1]

@@ -559,3 +559,49 @@ def test_cli_all_repos_asks_the_warm_daemon_about_the_callers_store(
         if info.exists():  # never leave a daemon behind
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(json.loads(info.read_text())["pid"]), signal.SIGKILL)
+
+
+def test_all_repos_path_leg_ranks_files_by_their_path_words(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team store's path leg, as local search's: a file whose folders and name are the
+    query's words ranks by them (not by its repository's name), in the asked languages only; a
+    new head's files are seen at once; a failing path leg costs a note, not the answer."""
+    from navigator import team as team_module
+
+    files = {
+        "payments/refunds/policy.py": "def apply(amount):\n    return amount * 0.9\n",
+        "payments/charges.py": "def charge(card, amount):\n    return card.debit(amount)\n",
+        "web/refunds/policy.go": "package policy\n\nfunc Apply(a int) int { return a }\n",
+        "notes/misc.py": "def helper():\n    return None\n",
+    }
+    repo = make_repo(tmp_path / "shop", files)
+    with _nav(repo, store_url) as nav:
+        nav.team().publish()
+        team = nav.team()
+        resp = team.search("refunds policy", k=10)
+        assert resp.complete and resp.notes == ()
+        got = {h.path: h.ranks for h in resp.items}  # type: ignore[attr-defined]
+        assert "path" in got["payments/refunds/policy.py"] and "path" in got["web/refunds/policy.go"], got
+        assert "path" not in got.get("notes/misc.py", {})
+        # `shop`, the repository's name, is no path word of its files
+        assert not any("path" in r for r in (h.ranks for h in team.search("shop", k=10).items))
+        go_only = team.search("refunds policy", k=10, languages=["go"])
+        assert {h.path for h in go_only.items} == {"web/refunds/policy.go"}
+
+        commit_change(repo, {"payments/refunds/window.py": "def days():\n    return 30\n"})
+        nav.team().publish()
+        assert "path" in {h.path: h.ranks for h in team.search("refunds window", k=10).items}[
+            "payments/refunds/window.py"
+        ]
+
+        monkeypatch.setattr(team_module, "PATH_LEG", False)
+        assert not any("path" in h.ranks for h in team.search("refunds policy", k=10).items)
+        monkeypatch.setattr(team_module, "PATH_LEG", True)
+
+        def broken(*_a: object, **_k: object) -> object:
+            raise StoreUnavailableError("the store went away while listing files")
+
+        monkeypatch.setattr(team.pg, "heads_signature", broken)
+        failed = team.search("refunds policy", k=10)
+        assert failed.items and any("path leg unavailable" in n for n in failed.notes)
