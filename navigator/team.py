@@ -554,9 +554,10 @@ class TeamStore:
         if PATH_LEG:
             try:
                 path_leg, reps = self._path_leg(terms, languages, locs, ids, by_id, meta)
-            except StoreError as exc:  # the other legs answer; the note says what is missing
+            except StoreError as exc:  # the other legs answer, and the answer says what is missing
                 log.warning("team store path leg failed: %s", exc)
                 notes.append(f"path leg unavailable: {exc}")
+                complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
         if PRF and not terms.long and any(id_legs.values()):
             from navigator.search import PRF_DOCS
 

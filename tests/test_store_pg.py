@@ -605,3 +605,4 @@ def test_all_repos_path_leg_ranks_files_by_their_path_words(
         monkeypatch.setattr(team.pg, "heads_signature", broken)
         failed = team.search("refunds policy", k=10)
         assert failed.items and any("path leg unavailable" in n for n in failed.notes)
+        assert not failed.complete and "path leg unavailable" in (failed.reason or "")
