@@ -224,6 +224,13 @@ repository's hits +0.007 [−0.001, +0.014]), same latency; the 42 check reposit
 the unique words) +0.004 (bench/store_prf.py --switch TEXT_RANK_PLAIN)."""
 
 
+SYMBOL_SIMILARITY = 0.5
+"""The symbol leg's trigram word-similarity threshold (``pg_trgm.word_similarity_threshold``).
+Measured on semble's 21 development repositories in one store (``bench/store_prf.py
+--set-const storage.pg.SYMBOL_SIMILARITY=…``), against 0.5: 0.3 `--all-repos` −0.007 [−0.017,
++0.003], 0.7 −0.003 [−0.009, +0.002]; 0.5 stays."""
+
+
 def file_key(path: str, blob: str) -> str:
     import hashlib
 
@@ -816,7 +823,7 @@ class PgStore:
                 )
                 out.extend(str(r[0]) for r in cur.fetchall())
             if phrase.strip() and len(out) < limit:
-                cur.execute("SET LOCAL pg_trgm.word_similarity_threshold = 0.5")
+                cur.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {float(SYMBOL_SIMILARITY)}")
                 cur.execute(
                     "SELECT c.key FROM nav_chunks c WHERE %s <%% c.symbol "
                     "ORDER BY word_similarity(%s, c.symbol) DESC, c.key LIMIT %s",
