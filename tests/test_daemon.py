@@ -321,3 +321,42 @@ def test_a_repository_with_packages_named_like_navs_does_not_stand_in_for_them(
     finally:
         c.stop()
     assert not (root / "IMPORTED").exists()
+
+
+def test_a_daemon_whose_code_changed_on_disk_gives_way_to_one_running_the_new_code(
+    root: Path, tmp_path: Path
+) -> None:
+    """nav upgraded (or pulled, editable) while its daemon runs: the next command is answered by
+    a new daemon running the new code, not by the stale one, and without an error. nav's
+    packages are copied so that this test can change "nav's code on disk"."""
+    import shutil
+
+    import navigator
+
+    source = Path(navigator.__file__).resolve().parent.parent
+    code = tmp_path / "code"
+    for pkg in ("navigator", "semantic", "storage", "lsp"):
+        shutil.copytree(source / pkg, code / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    env["PYTHONPATH"] = str(code)
+
+    def nav(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-P", "-m", "navigator.frontends.entry", "-C", str(root), *args],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+
+    first = nav("def", "create_sales_order")
+    assert first.returncode == 0 and "orders.py" in first.stdout, first.stderr
+    old = daemon_pid(root)
+    later = time.time() + 5
+    os.utime(code / "navigator" / "api.py", (later, later))  # "the new version" of a module
+    time.sleep(1.1)  # the daemon reads its code's stamp at most once a second
+    second = nav("def", "create_sales_order")
+    assert second.returncode == 0 and "orders.py" in second.stdout, second.stderr
+    new = daemon_pid(root)
+    assert new != old and process_gone(old)
+    assert "code changed on disk" in daemon_paths(root).log.read_text()
+    third = nav("def", "create_sales_order")  # the new daemon is not stale: it stays
+    assert third.returncode == 0 and daemon_pid(root) == new
+    nav("daemon", "stop")

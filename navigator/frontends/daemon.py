@@ -12,6 +12,10 @@ The starter learns the outcome from a pipe (``ready`` / ``busy``), never by slee
 
 Run by ``nav daemon start`` or automatically by the CLI; ``python -m navigator.frontends.daemon
 ROOT`` runs one in the foreground.
+
+A daemon whose code changed on disk since it started (nav upgraded, or pulled in an editable
+install) answers no more requests: it closes the asking connection and exits, and the client
+starts a daemon running the new code and asks again (see :func:`code_stamp`).
 """
 
 from __future__ import annotations
@@ -162,6 +166,9 @@ class Daemon:
         """What background embedding is doing: running / paused for a query / waiting for another
         nav daemon / done / stopped (see ``nav daemon status``)."""
         self.model_releases = 0
+        self._code = code_stamp()
+        self._code_checked = time.monotonic()
+        self._code_stale = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -207,6 +214,18 @@ class Daemon:
                 self.paths.info.unlink()
             os.close(lock_fd)
         return 0
+
+    def code_changed(self) -> bool:
+        """Whether nav's code on disk differs from what this daemon runs (read at most every
+        :data:`CODE_CHECK_S`; once stale, always stale)."""
+        with self._state:
+            if self._code_stale or time.monotonic() - self._code_checked < CODE_CHECK_S:
+                return self._code_stale
+            self._code_checked = time.monotonic()
+        stale = code_stamp() != self._code
+        with self._state:
+            self._code_stale = self._code_stale or stale
+            return self._code_stale
 
     def stop(self) -> None:
         self._stop.set()
@@ -682,6 +701,28 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self._slots.release()
 
 
+CODE_CHECK_S = 1.0
+"""How often (at most) a request re-reads the stamp of nav's own code."""
+
+
+def code_stamp() -> tuple[tuple[str, int], ...]:
+    """nav's own code as it is on disk: every module and query file of its packages with its
+    modification time. A different stamp than at start means the running code is stale."""
+    import lsp
+    import navigator
+    import semantic
+    import storage
+
+    out: list[tuple[str, int]] = []
+    for pkg in (navigator, semantic, storage, lsp):
+        base = Path(pkg.__file__ or "").parent
+        for pattern in ("**/*.py", "**/*.scm"):
+            for path in base.glob(pattern):
+                with contextlib.suppress(OSError):
+                    out.append((str(path), path.stat().st_mtime_ns))
+    return tuple(sorted(out))
+
+
 class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
@@ -708,6 +749,12 @@ class _Handler(socketserver.StreamRequestHandler):
                 continue
             if not line.strip():
                 continue
+            if daemon.code_changed():
+                # no answer from stale code: the client sees the connection close, starts a
+                # daemon running the new code and asks again
+                log.warning("nav's code changed on disk since this daemon started; stopping")
+                daemon.stop()
+                return
             reply = daemon.handle(line)
             if reply is not None and not self._send(reply):
                 return
