@@ -212,31 +212,6 @@ def function_list(spans: list[tuple[str, int, int]], defs: Defs, *, exact: bool 
     return out
 
 
-class PlainBM25:
-    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline (``suffix``:
-    only the chunks of files ending so, e.g. ``.py``)."""
-
-    def __init__(self, conn: sqlite3.Connection, suffix: str = "") -> None:
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE b USING fts5(text)")
-        self.db.executemany(
-            "INSERT INTO b(rowid, text) VALUES (?, ?)",
-            conn.execute("SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?", (f"%{suffix}",)),
-        )
-        self.spans = {
-            int(i): (str(p), int(s), int(e))
-            for i, p, s, e in conn.execute("SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
-        }
-
-    def search(self, query: str, k: int = 100) -> list[tuple[str, int, int]]:
-        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", query)))
-        if not words:
-            return []
-        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
-        rows = self.db.execute("SELECT rowid FROM b WHERE b MATCH ? ORDER BY bm25(b) LIMIT ?", (match, k)).fetchall()
-        return [self.spans[int(r[0])] for r in rows]
-
-
 _CODE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -246,19 +221,19 @@ def code_words(text: str) -> str:
     return " ".join(m.group(0).lower() for m in _CODE_WORD.finditer(text))
 
 
-class CodeBM25(PlainBM25):
-    """The stronger baseline: FTS5 BM25 with the Porter stemmer over the chunk text with every
-    identifier also spelled as words (``createSalesOrder`` -> ``create sales order``), the query
-    split the same way. What a careful engineer would build in an afternoon: no symbol table,
-    no paths, no fusion."""
+class PlainBM25:
+    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline (``suffix``:
+    only the chunks of files ending so, e.g. ``.py``)."""
+
+    TOKENIZE = "unicode61"
 
     def __init__(self, conn: sqlite3.Connection, suffix: str = "") -> None:
         self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE b USING fts5(text, tokenize='porter unicode61')")
+        self.db.execute(f"CREATE VIRTUAL TABLE b USING fts5(text, tokenize='{self.TOKENIZE}')")
         self.db.executemany(
             "INSERT INTO b(rowid, text) VALUES (?, ?)",
             (
-                (i, f"{t}\n{code_words(t)}")
+                (i, self.text(t))
                 for i, t in conn.execute(
                     "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?",
                     (f"%{suffix}",),
@@ -270,13 +245,29 @@ class CodeBM25(PlainBM25):
             for i, p, s, e in conn.execute("SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
         }
 
+    def text(self, chunk: str) -> str:
+        """What is indexed of a chunk (and searched of a query)."""
+        return chunk
+
     def search(self, query: str, k: int = 100) -> list[tuple[str, int, int]]:
-        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", f"{query} {code_words(query)}")))
+        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", self.text(query))))
         if not words:
             return []
         match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
         rows = self.db.execute("SELECT rowid FROM b WHERE b MATCH ? ORDER BY bm25(b) LIMIT ?", (match, k)).fetchall()
         return [self.spans[int(r[0])] for r in rows]
+
+
+class CodeBM25(PlainBM25):
+    """The stronger baseline: FTS5 BM25 with the Porter stemmer over the chunk text with every
+    identifier also spelled as words (``createSalesOrder`` -> ``create sales order``), the query
+    split the same way. What a careful engineer would build in an afternoon: no symbol table,
+    no paths, no fusion."""
+
+    TOKENIZE = "porter unicode61"
+
+    def text(self, chunk: str) -> str:
+        return f"{chunk}\n{code_words(chunk)}"
 
 
 def py_systems(search: SemanticSearch, q: str, defs: Defs, inst: dict[str, Any], base_py: PlainBM25) -> dict[str, Any]:

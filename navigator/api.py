@@ -179,9 +179,8 @@ class Navigator:
         """Set when a damaged index was deleted to be rebuilt; said in the next answers."""
         self._embedder = embedder
         self.store_url = store_url
-        self._team: TeamStore | None = None
         self._teams: dict[str, TeamStore] = {}
-        """Open team stores by URL (the configured one is also ``_team``)."""
+        """Open team stores by URL, least recently asked first."""
         self.search_embed_budget_s: float | None = None
         """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
         daemon's background loop do). Kept so callers that set it keep working."""
@@ -259,7 +258,6 @@ class Navigator:
             for team in teams.values():
                 team.close()
             teams.clear()
-            self._team = None
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -696,30 +694,18 @@ class Navigator:
         """The team store (``url``, else ``store_url``, ``NAV_STORE`` or ``[store] url``) seen from
         this checkout; one connection per store, kept open. The CLI passes the URL its own
         environment names, so a daemon started from another shell asks the store the caller means."""
-        from navigator.team import TeamStore, resolve_store_url
+        from navigator.team import TeamStore, require_store_url
 
+        if url is not None and not isinstance(url, str):
+            raise UsageError(f"store must be a postgresql:// URL, got {shorten(repr(url))}")
+        key = url.strip() if url and url.strip() else require_store_url(self.config, self.store_url).strip()
         with self._lock:
-            if url is not None and not isinstance(url, str):
-                raise UsageError(f"store must be a postgresql:// URL, got {shorten(repr(url))}")
-            if url is None or not url.strip():
-                if self._team is not None:
-                    return self._team
-                url = resolve_store_url(self.config, self.store_url)
-                if url is None:
-                    raise UsageError(
-                        "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, "
-                        "or pass --store URL"
-                    )
-                self._team = self._teams.get(url.strip()) or TeamStore(url, nav=self)
-                self._teams[self._team.pg.url] = self._team
-                return self._team
-            team = self._teams.get(url.strip())
+            team = self._teams.pop(key, None)
             if team is None:
-                team = TeamStore(url, nav=self)
-                if len(self._teams) >= MAX_TEAM_STORES:  # the oldest other store's connection goes
-                    oldest = next(u for u in self._teams if self._teams[u] is not self._team)
-                    self._teams.pop(oldest).close()
-                self._teams[team.pg.url] = team
+                team = TeamStore(key, nav=self)
+                if len(self._teams) >= MAX_TEAM_STORES:  # the least recently asked store's connection goes
+                    self._teams.pop(next(iter(self._teams))).close()
+            self._teams[key] = team  # most recently asked last
             return team
 
     def embed(

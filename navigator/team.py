@@ -76,6 +76,39 @@ development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.0
 (the store's hits from the asked repository only: +0.006 [−0.001, +0.014]) for +33 ms p50."""
 
 
+class _Candidates:
+    """A search's located chunks, numbered for :func:`semantic.fusion.fuse`: one id per (chunk,
+    repository, path), in the branch heads and the asked languages."""
+
+    def __init__(self, pg: PgStore, languages: Sequence[str] | None) -> None:
+        self.pg = pg
+        self.wanted = {lang.lower() for lang in languages} if languages else None
+        self.locs: dict[str, list[ChunkLoc]] = {}
+        self.ids: dict[tuple[str, str, str], int] = {}
+        self.by_id: dict[int, ChunkLoc] = {}
+        self.meta: dict[int, ChunkMeta] = {}
+        self.legs: dict[str, list[int]] = {}
+
+    def locate(self, keys: Sequence[str]) -> None:
+        found = self.pg.locate(list(dict.fromkeys(k for k in keys if k not in self.locs)))
+        for key, ls in found.items():
+            self.locs[key] = [x for x in ls if self.wanted is None or (x.language or "").lower() in self.wanted]
+
+    def number(self, loc: ChunkLoc) -> int:
+        ident = (loc.key, loc.repo, loc.path)
+        if ident not in self.ids:
+            i = self.ids[ident] = len(self.ids)
+            self.by_id[i] = loc
+            self.meta[i] = ChunkMeta(i, f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line)
+        return self.ids[ident]
+
+    def add_legs(self, new: dict[str, list[str]]) -> None:
+        """Locate the legs' chunk keys and number them, at most DEPTH keys a leg."""
+        self.locate([k for ks in new.values() for k in ks])
+        for leg, ks in new.items():
+            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][:DEPTH] for loc in self.locs[k]]
+
+
 @dataclass(frozen=True)
 class _HeadPaths:
     """The team store's head files as the path leg reads them (``repo/path`` keys)."""
@@ -85,6 +118,16 @@ class _HeadPaths:
     basenames: dict[str, list[str]]
     postings: dict[str, list[str]]
     files: dict[str, tuple[str, str | None]]  # repo/path -> (file key, language)
+
+
+def require_store_url(config: Config | None, override: str | None = None) -> str:
+    """:func:`resolve_store_url`, or a clear error naming the three ways to configure one."""
+    url = resolve_store_url(config, override)
+    if url is None:
+        raise UsageError(
+            "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, or pass --store URL"
+        )
+    return url
 
 
 def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
@@ -519,58 +562,31 @@ class TeamStore:
             complete, reason = False, f"vector leg unavailable: {exc}"
         else:
             legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
-        locs: dict[str, list[ChunkLoc]] = {}
-        ids: dict[tuple[str, str, str], int] = {}
-        by_id: dict[int, ChunkLoc] = {}
-        meta: dict[int, ChunkMeta] = {}
-        id_legs: dict[str, list[int]] = {}
-
-        def add_legs(new: dict[str, list[str]]) -> None:
-            """Locate the legs' chunk keys (in branch heads, the asked languages) and number them."""
-            found = self.pg.locate(list(dict.fromkeys(k_ for ks in new.values() for k_ in ks if k_ not in locs)))
-            if languages:
-                wanted = {lang.lower() for lang in languages}
-                found = {
-                    key: [loc for loc in ls if (loc.language or "").lower() in wanted] for key, ls in found.items()
-                }
-            locs.update(found)
-            for leg, ks in new.items():
-                out: list[int] = []
-                for key in [k_ for k_ in ks if k_ in locs][:DEPTH]:
-                    for loc in locs[key]:
-                        ident = (loc.key, loc.repo, loc.path)
-                        if ident not in ids:
-                            ids[ident] = len(ids)
-                            by_id[ids[ident]] = loc
-                            meta[ids[ident]] = ChunkMeta(
-                                ids[ident], f"{loc.repo}/{loc.path}", loc.symbol, loc.start_line
-                            )
-                        out.append(ids[ident])
-                id_legs[leg] = out
-
-        add_legs(legs)
+        cand = _Candidates(self.pg, languages)
+        cand.add_legs(legs)
         path_leg: list[str] = []
         reps: dict[str, int] = {}
         if PATH_LEG:
             try:
-                path_leg, reps = self._path_leg(terms, languages, locs, ids, by_id, meta)
+                path_leg, reps = self._path_leg(terms, languages, cand)
             except StoreError as exc:  # the other legs answer, and the answer says what is missing
                 log.warning("team store path leg failed: %s", exc)
                 notes.append(f"path leg unavailable: {exc}")
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
-        if PRF and not terms.long and any(id_legs.values()):
+        if PRF and not terms.long and any(cand.legs.values()):
             from navigator.search import PRF_DOCS
 
             try:
-                first = fuse(id_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
-                best = [by_id[r.id] for r in first]
+                first = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
+                best = [cand.by_id[r.id] for r in first]
                 prf = self._feedback_leg(terms, best, text_words, want)
                 if prf:
-                    add_legs({"prf": prf})
+                    cand.add_legs({"prf": prf})
             except Exception as exc:  # the feedback step must not take the search down
                 log.warning("team store feedback leg failed: %s", exc)
                 notes.append(f"prf leg unavailable: {exc}")
-        ranked = fuse(id_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+        ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+        by_id = cand.by_id
         from navigator.search import _snippet
 
         hits = tuple(
@@ -616,24 +632,16 @@ class TeamStore:
             return self._paths
 
     def _path_leg(
-        self,
-        terms: QueryTerms,
-        languages: Sequence[str] | None,
-        locs: dict[str, list[ChunkLoc]],
-        ids: dict[tuple[str, str, str], int],
-        by_id: dict[int, ChunkLoc],
-        meta: dict[int, ChunkMeta],
+        self, terms: QueryTerms, languages: Sequence[str] | None, cand: _Candidates
     ) -> tuple[list[str], dict[str, int]]:
         """The path leg (see :data:`PATH_LEG`): ``repo/path`` keys, best first, and for the best
-        few not among the other legs' chunks, the id of their first chunk (numbered into
-        ``ids``/``by_id``/``meta`` as the other legs' are), so a file found by its path alone
-        can be listed."""
+        few not among the other legs' chunks, the id of their first chunk in ``cand``, so a file
+        found by its path alone can be listed."""
         heads = self._head_paths()
         words = heads.words
-        whole = not languages
-        if languages:
-            wanted = {lang.lower() for lang in languages}
-            words = {p: w for p, w in words.items() if (heads.files[p][1] or "").lower() in wanted}
+        if cand.wanted is not None:
+            words = {p: w for p, w in words.items() if (heads.files[p][1] or "").lower() in cand.wanted}
+        whole = cand.wanted is None
         ranked = [
             p
             for p, _ in path_files(
@@ -644,24 +652,17 @@ class TeamStore:
                 postings=heads.postings if whole else None,
             )
         ]
-        listed = {m.path for m in meta.values()}
+        listed = {m.path for m in cand.meta.values()}
         missing = [p for p in ranked[:10] if p not in listed]
         reps: dict[str, int] = {}
         if missing:
             first = self.pg.first_chunks([heads.files[p][0] for p in missing])
             chunk_of = {p: first[heads.files[p][0]] for p in missing if heads.files[p][0] in first}
-            found = self.pg.locate([c for c in chunk_of.values() if c not in locs])
-            locs.update(found)
+            cand.locate(list(chunk_of.values()))
             for p, chunk in chunk_of.items():
-                loc = next((x for x in locs.get(chunk, ()) if f"{x.repo}/{x.path}" == p), None)
-                if loc is None:
-                    continue
-                ident = (loc.key, loc.repo, loc.path)
-                if ident not in ids:
-                    ids[ident] = len(ids)
-                    by_id[ids[ident]] = loc
-                    meta[ids[ident]] = ChunkMeta(ids[ident], p, loc.symbol, loc.start_line)
-                reps[p] = ids[ident]
+                loc = next((x for x in cand.locs.get(chunk, ()) if f"{x.repo}/{x.path}" == p), None)
+                if loc is not None:
+                    reps[p] = cand.number(loc)
         return ranked, reps
 
     def _feedback_leg(self, terms: QueryTerms, best: Sequence[ChunkLoc], words: list[str], limit: int) -> list[str]:

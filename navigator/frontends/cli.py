@@ -24,7 +24,7 @@ import click
 from navigator.frontends import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
-from storage.errors import NavError, UsageError, shorten
+from storage.errors import NavError, shorten
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -229,14 +229,9 @@ def _store_for(obj: Ctx, store_url: str | None) -> str:
     ``[store] url``), resolved here and passed on: the root's daemon, which answers --all-repos
     with its model already loaded, may have been started from another environment."""
     from navigator.config import load_config
-    from navigator.team import resolve_store_url
+    from navigator.team import require_store_url
 
-    url = resolve_store_url(load_config(obj.root), store_url)
-    if url is None:
-        raise UsageError(
-            "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, or pass --store URL"
-        )
-    return url
+    return require_store_url(load_config(obj.root), store_url)
 
 
 def _store_configured(obj: Ctx, store_url: str | None) -> bool:
