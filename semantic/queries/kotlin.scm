@@ -65,6 +65,8 @@
 ; Properties: members of a class/object/companion body, top-level ones, and `val`/`var`
 ; constructor parameters; ALL_CAPS ones are constants. Not locals (in function bodies), nor
 ; members of an anonymous `object : T { ... }`.
+; One pattern per parent and kind: a #match? after a top-level [...] alternation is not
+; applied by this tree-sitter (tried: ALL_CAPS properties came out as fields).
 (class_declaration
   (class_body
     (property_declaration

@@ -64,6 +64,8 @@
 ; enum/given, top-level ones (Scala 3 package members), `val`/`var` class parameters and case
 ; class parameters; ALL_CAPS ones are constants. Not locals (in blocks), nor members of an
 ; anonymous `new T { ... }` (its template_body is no `body:`).
+; One pattern per parent and kind: a #match? after a top-level [...] alternation is not
+; applied by this tree-sitter (tried: ALL_CAPS properties came out as fields).
 (_
   body: (template_body
     [(val_definition pattern: [(identifier) @name (identifiers (identifier) @name)])
