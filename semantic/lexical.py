@@ -386,6 +386,19 @@ def _looks_like_identifier(token: str) -> bool:
     )
 
 
+ALNUM_NAMES = True
+"""A token of letters and digits (``E1152``, ``sha256``, ``http2``, ``v4``) is a name, matched
+whole or as the phrase of its parts (``sha 256``), never as two loose words (a file full of 256s
+outranked ``hashlib.sha256``). Measured on development data (bench/README.md, "Issue 9, fifth
+round"): semble +0.0002 [0, +0.0005] (one query moved), issue localization file Acc@10 +0.006
+[0, +0.018]; nothing lost."""
+_ALNUM = re.compile(r"(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{2,}")
+
+
+def _code_looking(token: str) -> bool:
+    return _looks_like_identifier(token) or (ALNUM_NAMES and _ALNUM.fullmatch(token) is not None)
+
+
 CONTRACTIONS = frozenset(
     {"doesn", "isn", "don", "didn", "wasn", "weren", "aren", "won", "shouldn", "couldn", "wouldn", "hasn", "haven", "hadn", "cannot"}
 )
@@ -474,7 +487,7 @@ def query_terms(text: str) -> QueryTerms:
         )
     idents: list[str] = []
     for tok in tokens:
-        if _looks_like_identifier(tok) or len(tokens) == 1:
+        if _code_looking(tok) or len(tokens) == 1:
             idents.append(tok)
     idents.extend(n for n in named.names if n not in idents and "." not in n)
     said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
@@ -897,6 +910,40 @@ def by_path_word(file_words: dict[str, set[str]]) -> dict[str, list[str]]:
     return out
 
 
+PATH_ROOTS = True
+"""A query word of action (``pagination``, ``logging``, ``presenting``: -ing, -ion) also matches
+a file whose own name holds a word of the same root (``paginator.rb``, ``job_logger.rb``,
+``presenter.rb``): Ruby and Java name a file after its class, the agent of the action. The
+BM25 and name legs' Porter stemming already conflated these; the path leg compared spellings.
+Measured (bench/README.md, "Issue 9, fifth round"): a Ruby development set +0.011 [+0.001,
++0.029], semble's development set +0.0002 [0, +0.0004]. Matching every word's root, through
+folder names too, cost semble's development set −0.002 (``router`` pulled all of ``routing/``)."""
+_ROOT_SUFFIXES = (
+    "izations", "ization", "ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate",
+    "ables", "able", "ions", "ion", "ings", "ing", "ers", "er", "ors", "or", "ed", "es", "e", "s",
+)  # fmt: skip
+_ACTION_SUFFIXES = ("ing", "ion", "ions")
+
+
+@lru_cache(maxsize=65_536)
+def root(word: str) -> str:
+    """A word's root for :data:`PATH_ROOTS`: the first listed suffix off that leaves 4+ letters."""
+    w = word.lower()
+    for suffix in _ROOT_SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
+    return w
+
+
+def _agent_words(vocabulary: Iterable[str], words: Iterable[str]) -> set[str]:
+    """The words of ``vocabulary`` sharing a root with one of ``words``' action words."""
+    roots = {root(w) for w in words if w.endswith(_ACTION_SUFFIXES)}
+    if not roots:
+        return set()
+    heads = {r[:4] for r in roots}
+    return {v for v in vocabulary if v[:4] in heads and root(v) in roots}
+
+
 def path_files(
     file_words: dict[str, set[str]],
     terms: QueryTerms,
@@ -917,16 +964,22 @@ def path_files(
         return ([(p, float("inf")) for p in named] + rest)[:limit]
     if not terms.stems or not file_words:
         return []
+    stems: frozenset[str] | set[str] = terms.stems
+    rooted: set[str] = set()
+    if PATH_ROOTS:
+        vocabulary = postings if postings is not None else {w for ws in file_words.values() for w in ws}
+        rooted = _agent_words(vocabulary, terms.words) - stems
+        stems = stems | rooted
     n = len(file_words)
     df: dict[str, int] = {}
     if postings is not None:
-        holding = {w: postings[w] for w in terms.stems if w in postings}
+        holding = {w: postings[w] for w in stems if w in postings}
         df = {w: len(ps) for w, ps in holding.items()}
         candidates = set().union(*holding.values()) if holding else set()
         visit = [(p, file_words[p]) for p in candidates]  # the sort below is total: order is free
     else:
         for words in file_words.values():
-            for w in terms.stems & words:
+            for w in stems & words:
                 df[w] = df.get(w, 0) + 1
         visit = list(file_words.items())
     if not df:
@@ -934,7 +987,10 @@ def path_files(
     idf = {w: math.log(1 + n / c) for w, c in df.items()}
     scored = []
     for path, words in visit:
-        hit = terms.stems & words
+        hit = stems & words
+        if hit & rooted:  # a root counts in the file's own name only, not its folders'
+            own = path_words(path.rsplit("/", 1)[-1])
+            hit = {w for w in hit if w not in rooted or w in own}
         if hit:
             scored.append((path, sum(idf[w] for w in hit) / math.sqrt(len(words) + 1)))
     scored.sort(key=lambda kv: (-kv[1], kv[0]))

@@ -221,3 +221,69 @@ def test_symbol_leg_matches_fields_by_exact_name_only(
     assert by_words == {"src/main/java/shop/Retrier.java"}  # the method's words, not the field's
     by_name = _paths(symbol_chunks(s.conn, query_terms("retryDelay")), s)
     assert "src/main/java/shop/Client.java" in by_name
+
+
+def test_a_name_of_letters_and_digits_is_matched_whole_not_as_loose_words(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sha256`` (or ``E1152``, ``http2``) in a query is one name: matched whole or as the
+    phrase ``sha 256``, not as ``sha`` OR ``256`` anywhere (a file full of 256s and shas)."""
+    from semantic import lexical
+
+    root = make_repo(
+        {
+            "src/digest.py": """
+                import hashlib
+                def file_digest(path):
+                    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+                """,
+            "src/sizes.py": """
+                HASHES = ["sha", "sha1", "md5"]  # the sha family we accept
+                BLOCK = 256
+                LIMIT = 256 * 256
+                PAGE = 256 + 256
+                """,
+        }
+    )
+    s = Store(tmp_path / "idx" / "index.db")
+    index_root(root, s)
+    assert "sha256" in query_terms("sha256 of a download").identifiers
+    assert "E1152" in query_terms("E1152 and dynamic parameters").identifiers
+    assert query_terms("retry 3 times").identifiers == ()  # a number alone is not a name
+
+    def first(query: str) -> str:
+        ranked = bm25_chunks(s.conn, query_terms(query))
+        return s.chunks_by_ids([ranked[0][0]])[ranked[0][0]].path
+
+    assert first("sha256 of a download") == "src/digest.py"
+    monkeypatch.setattr(lexical, "ALNUM_NAMES", False)  # loose words: the 256s win
+    assert first("sha256 of a download") == "src/sizes.py"
+
+
+def test_path_leg_finds_the_agent_a_query_names_by_its_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"pagination" finds ``paginator.rb`` and "logging" ``job_logger.rb`` by their file names
+    (a Ruby or Java file is named after its class); the other way round, and through a folder's
+    name, a root does not count ("router" must not pull every file under ``routing/``)."""
+    from semantic import lexical
+    from semantic.lexical import path_files, path_words
+
+    files = [
+        "lib/sidekiq/paginator.rb",
+        "lib/sidekiq/api.rb",
+        "lib/sidekiq/job_logger.rb",
+        "lib/sidekiq/web/router.rb",
+        "src/routing/method_routing.rs",
+        "src/routing/mod.rs",
+    ]
+    file_words = {p: path_words(p) for p in files}
+
+    def ranked(query: str) -> list[str]:
+        return [p for p, _ in path_files(file_words, query_terms(query))]
+
+    assert ranked("pagination of sorted set entries") == ["lib/sidekiq/paginator.rb"]
+    assert ranked("per-job execution logging with elapsed time") == ["lib/sidekiq/job_logger.rb"]
+    assert ranked("how the web router works") == ["lib/sidekiq/web/router.rb"]  # not routing/
+    assert ranked("routing of requests")[:1] == ["lib/sidekiq/web/router.rb"]  # the file's own name
+    assert "src/routing/mod.rs" in ranked("routing of requests")  # by its spelling, as before
+    monkeypatch.setattr(lexical, "PATH_ROOTS", False)
+    assert ranked("pagination of sorted set entries") == []
