@@ -351,3 +351,54 @@ def test_docs_and_signatures_stay_with_the_definition(
         )
         chunk = next(c for c in pf.chunks if c.start_line <= doc <= c.end_line)
         assert chunk.end_line >= body + 1, (doc, body + 1, [(c.start_line, c.end_line) for c in pf.chunks])
+
+
+def _ruby_service(methods: int) -> str:
+    body = []
+    for i in range(methods):
+        body += [
+            f"      def charge_{i}(order, amount)",
+            f"        total = order.lines.sum(&:price) + amount * {i}",
+            "        gateway.capture(order.id, total)",
+            "      end",
+            "",
+        ]
+    return "\n".join(
+        ["module Shop", "  module Billing", "    class InvoicePrinter < Base", *body, "    end", "  end", "end", ""]
+    )
+
+
+@pytest.mark.parametrize("methods", [1, 12])
+def test_closing_lines_join_the_chunk_before_and_a_chunk_is_named_by_what_it_defines(methods: int) -> None:
+    """A split class's `end`s were chunks of their own (a fifth of rails' chunks were `end`),
+    and a small file's one chunk was named after its outer namespace (`Shop`) rather than
+    the class it holds."""
+    text = _ruby_service(methods)
+    pf = parse_source("lib/shop/billing/invoice_printer.rb", text, "ruby", chunk_budget=300)
+    assert_covers(text, pf.chunks)
+    for c in pf.chunks:
+        assert any(line.strip() not in ("end", "}", "") for line in c.text.split("\n")), (c.start_line, c.text)
+    assert pf.chunks[0].symbol == "Shop.Billing.InvoicePrinter"
+    if methods > 1:
+        assert len(pf.chunks) > 2
+        assert pf.chunks[-1].text.endswith("    end\n  end\nend")
+
+
+def test_closing_braces_join_the_chunk_before() -> None:
+    methods = "\n".join(
+        f"  charge{i}(order: Order, amount: number): number {{\n    const total = order.total + amount * {i};\n"
+        f"    return this.gateway.capture(order.id, total);\n  }}\n"
+        for i in range(12)
+    )
+    text = f"export namespace Shop {{\n  export class Printer {{\n{methods}\n  }}\n}}\n"
+    pf = parse_source("src/printer.ts", text, "typescript", chunk_budget=300)
+    assert_covers(text, pf.chunks)
+    assert len(pf.chunks) > 2
+    assert all(c.text.strip(" \n}") for c in pf.chunks)
+
+
+def test_a_module_that_holds_functions_names_its_chunk() -> None:
+    """Only a namespace around another container gives way; Elixir's module of functions is the chunk's name."""
+    text = "defmodule Shop.Billing do\n  def charge(order), do: order.total\n\n  def refund(order), do: 0\nend\n"
+    pf = parse_source("lib/shop/billing.ex", text, "elixir")
+    assert pf.chunks[0].symbol == "Shop.Billing"
