@@ -107,8 +107,8 @@ VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
     "prf-12": {(search_module, "PRF_TERMS"): 12},
     "prf-docs-3": {(search_module, "PRF_DOCS"): 3},
     "prf-docs-10": {(search_module, "PRF_DOCS"): 10},
-    "alnum": {(lexical, "ALNUM_NAMES"): True},
-    "path-roots": {(lexical, "PATH_ROOTS"): True},
+    "no-alnum": {(lexical, "ALNUM_NAMES"): False},
+    "no-path-roots": {(lexical, "PATH_ROOTS"): False},
 }
 """Ranking variants run on the same index in the same pass (module constants set, then restored)."""
 

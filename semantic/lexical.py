@@ -968,7 +968,7 @@ def path_files(
         return []
     stems: frozenset[str] | set[str] = terms.stems
     rooted: set[str] = set()
-    if PATH_ROOTS:
+    if PATH_ROOTS and any(w.endswith(_ACTION_SUFFIXES) for w in terms.words):
         vocabulary = postings if postings is not None else {w for ws in file_words.values() for w in ws}
         rooted = _agent_words(vocabulary, terms.words) - stems
         stems = stems | rooted
