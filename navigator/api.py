@@ -20,6 +20,7 @@ import difflib
 import functools
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from navigator import checks
 from navigator.config import Config, load_config
-from navigator.confine import confine
+from navigator.confine import confine, read_text_inside
 from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
 from navigator.paths import ensure_nav_dir, open_private, private_file
 from navigator.results import (
@@ -40,6 +41,7 @@ from navigator.results import (
     RepoMap,
     Response,
     SearchHit,
+    Source,
     Status,
     Symbol,
 )
@@ -843,6 +845,94 @@ class Navigator:
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             notes=self._notes(),
         )
+
+    @_heals_damage
+    def show(self, target: str, *, max_lines: int = 200, limit: int = 5) -> Response[Source]:
+        """The source of a definition: ``target`` is a name, a qualified name (every definition
+        when ambiguous, at most ``limit``) or ``path:line`` (the innermost definition around that
+        line, else the lines around it). Each is trimmed to ``max_lines``: its head and its last
+        lines, with a marker naming the lines cut; the answer is then not complete and says how
+        to see the rest."""
+        from navigator.show import WINDOW_LINES, innermost, line_count, trim
+
+        started = time.perf_counter()
+        target = checks.target(target)
+        max_lines = checks.count(max_lines, what="max_lines", high=10_000)
+        limit = checks.count(limit, what="limit", high=100)
+        store = self._fresh()
+        spans: list[tuple[str, int, int, SymbolRow | None]] = []  # path, first, last, definition
+        more = 0
+        pos = _PATH_LINE.match(target)
+        if pos is not None and ("/" in pos["path"] or "." in pos["path"] or (self.root / pos["path"]).is_file()):
+            rel = self.relpath(pos["path"])
+            line = int(pos["line"])
+            text = read_text_inside(self.root, rel)
+            if text is not None and line > line_count(text):
+                raise UsageError(
+                    f"line {line} is past the end of `{shorten(rel)}` ({line_count(text)} lines); e.g. `{shorten(rel)}:1`"
+                )
+            rows = store.symbols_in_file(rel)
+            spans_in = [(r.definition.span.start_line, r.definition.span.end_line, i) for i, r in enumerate(rows)]
+            at = innermost(spans_in, line)
+            if at is not None:
+                d = rows[at].definition
+                spans.append((rel, d.span.start_line, d.span.end_line, rows[at]))
+            else:
+                spans.append((rel, max(1, line - WINDOW_LINES // 2), line + WINDOW_LINES // 2, None))
+        else:
+            rows = self._resolve_in(store, target)
+            if not rows:
+                raise SymbolNotFoundError(target, self.suggestions(target), note=_index_caveat(self._notes()))
+            more = max(0, len(rows) - limit)
+            spans += [(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r) for r in rows[:limit]]
+        items: list[Source] = []
+        missing: list[str] = []
+        cut = 0
+        for rel, first, last, row in spans:
+            text = read_text_inside(self.root, rel)
+            if text is None:
+                missing.append(rel)
+                continue
+            lines = text.split("\n")
+            last = min(last, len(lines))
+            piece = trim([ln.rstrip("\r") for ln in lines[first - 1 : last]], first, max_lines)
+            cut += piece.cut is not None
+            defn = row.definition if row is not None else None
+            items.append(
+                Source(
+                    path=rel,
+                    start_line=first,
+                    end_line=last,
+                    text=piece.text,
+                    symbol=defn.qualified_name if defn else None,
+                    kind=defn.kind if defn else None,
+                    signature=defn.signature if defn else None,
+                    cut=piece.cut,
+                )
+            )
+        reasons = []
+        if cut:
+            reasons.append(f"{cut} of {len(items)} trimmed to {max_lines} lines: ask with a larger max_lines, or `path:line` inside the cut")
+        if more:
+            reasons.append(f"{more} more definitions of `{shorten(target)}`: ask with a larger limit or a qualified name")
+        if missing:
+            reasons.append(f"cannot read {', '.join(sorted(set(missing)))[:300]}")
+        notes = self._notes()
+        caveat = _index_caveat(notes)
+        if caveat:
+            reasons.append(caveat)
+        return Response(
+            items=tuple(items),
+            complete=not reasons,
+            reason="; ".join(reasons) or None,
+            source="index",
+            elapsed_ms=(time.perf_counter() - started) * 1e3,
+            notes=notes,
+        )
+
+
+_PATH_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::\d+)?$")
+"""``path:line`` or ``path:line:col`` (checked by :func:`navigator.checks.target`)."""
 
 
 def _exact_args(target: object, deadline_s: object, limit: object) -> tuple[str, float, int | None]:

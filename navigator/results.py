@@ -88,6 +88,24 @@ class Response(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class Source:
+    """The source of one definition (:meth:`navigator.Navigator.show`), trimmed to a line budget."""
+
+    path: str
+    start_line: int
+    end_line: int
+    """The definition's whole span, 1-based and inclusive, whatever was cut from ``text``."""
+    text: str
+    """Its lines, with one marker line in place of those cut (see ``cut``)."""
+    symbol: str | None = None
+    """Qualified name (None for a window of module-level lines)."""
+    kind: str | None = None
+    signature: str | None = None
+    cut: tuple[int, int] | None = None
+    """The first and last line left out of ``text`` to fit ``max_lines``; None when whole."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutlineEntry:
     symbol: Symbol
     depth: int

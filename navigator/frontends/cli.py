@@ -151,6 +151,10 @@ def format_symbol(sym: Symbol, *, indent: int = 0) -> str:
     return display.symbol_line(sym, indent=indent)
 
 
+def format_source(source: Any) -> str:
+    return display.source_block(source)
+
+
 def echo_incomplete(resp: Response[Any]) -> None:
     for line in display.incomplete_lines(resp):
         click.echo(line, err=True)
@@ -560,6 +564,24 @@ def outline(obj: Ctx, file: str, as_json: bool) -> None:
         return
     for entry in resp.items:
         click.echo(format_symbol(entry.symbol, indent=entry.depth))
+    echo_incomplete(resp)
+
+
+@main.command()
+@click.argument("target")
+@click.option("--max-lines", type=click.IntRange(min=1), default=200, show_default=True, help="Lines per definition.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=5, show_default=True, help="Definitions shown when ambiguous.")
+@json_option
+@click.pass_obj
+@handle_errors
+def show(obj: Ctx, target: str, max_lines: int, limit: int, as_json: bool) -> None:
+    """The source of TARGET (a name, Order.create, or path:line), trimmed to --max-lines."""
+    resp = obj.nav().show(target, max_lines=max_lines, limit=limit)
+    if as_json:
+        echo_json(resp)
+        return
+    for source in resp.items:
+        click.echo(format_source(source))
     echo_incomplete(resp)
 
 

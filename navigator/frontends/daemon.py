@@ -77,6 +77,7 @@ METHODS: frozenset[str] = frozenset(
         "definitions",
         "symbols",
         "outline",
+        "show",
         "references",
         "definition",
         "hover",

@@ -36,6 +36,13 @@ def symbol_line(sym: Any, *, indent: int = 0, color: bool = True) -> str:
     return f"{'  ' * indent}{where}  {kind} {name}  {sym.signature}"
 
 
+def source_block(src: Any, *, color: bool = True) -> str:
+    """A definition's source: ``path:first-last  kind  name`` over its (trimmed) lines."""
+    where = style(f"{printable(src.path)}:{src.start_line}-{src.end_line}", fg="cyan", color=color)
+    what = f"  {src.kind}  {style(src.symbol, bold=True, color=color)}" if src.symbol else ""
+    return f"{where}{what}\n{src.text}"
+
+
 def hit_line(hit: Any, *, color: bool = True) -> str:
     where = style(f"{printable(hit.path)}:{hit.line}:{hit.col}", fg="cyan", color=color)
     mark = style("def ", fg="green", color=color) if hit.is_definition else "    "

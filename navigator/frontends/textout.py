@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from navigator.frontends.display import source_block
 from navigator.paths import printable
-from navigator.results import Found, Hit, OutlineEntry, Response, SearchHit, Symbol
+from navigator.results import Found, Hit, OutlineEntry, Response, SearchHit, Source, Symbol
 
 
 def _origin(item: Any) -> str:
@@ -56,6 +57,8 @@ def item_line(item: Any) -> str:
         return search_line(item)
     if isinstance(item, Found):
         return found_line(item)
+    if isinstance(item, Source):
+        return source_block(item, color=False)
     text = getattr(item, "text", None) or getattr(item, "contents", None)
     return str(text if text is not None else item)
 
