@@ -826,7 +826,7 @@ def _put(text: str, span: tuple[int, int] | None, block: str) -> str:
 
 def _drop(text: str, span: tuple[int, int]) -> str:
     head, tail = text[: span[0]], text[span[1] :]
-    nl = _newline(text)
+    nl = "\r\n" if text.endswith("\r\n", 0, span[1]) else "\n"  # the block's own line ends, as _put wrote them
     # the break _put added; before a block the user has since written text after, one blank line
     if head.endswith(nl + nl if tail else nl):
         head = head[: -len(nl)]
