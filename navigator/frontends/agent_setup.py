@@ -353,7 +353,10 @@ class _Obj:
 
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\.)*"', re.S)
+_SPACE = re.compile(r"[ \t\r\n]*")
 _WS = " \t\r\n"
+_DECODER = json.JSONDecoder()
 
 
 class _Scanner:
@@ -361,19 +364,18 @@ class _Scanner:
     comments, trailing commas). ``blank`` collects the spans that are not JSON (comments,
     trailing commas), so the text can be read as JSON too."""
 
-    def __init__(self, text: str, *, comments: bool) -> None:
+    def __init__(self, text: str, *, comments: bool, depth: int = 1 << 30) -> None:
         self.text = text
         self.comments = comments
+        self.depth = depth  # objects nested deeper than this are skipped, their members not listed
         self.pos = 1 if text.startswith("\ufeff") else 0
         self.blank: list[tuple[int, int]] = []
 
     def skip(self) -> None:
         t = self.text
         while self.pos < len(t):
-            c = t[self.pos]
-            if c in _WS:
-                self.pos += 1
-            elif self.comments and t.startswith("//", self.pos):
+            self.pos = _SPACE.match(t, self.pos).end()  # type: ignore[union-attr]  # `*` always matches
+            if self.comments and t.startswith("//", self.pos):
                 end = t.find("\n", self.pos)
                 end = len(t) if end < 0 else end
                 self.blank.append((self.pos, end))
@@ -389,21 +391,27 @@ class _Scanner:
 
     def document(self) -> _Obj | None:
         self.skip()
-        value = self.value()
+        value = self.value(0)
         self.skip()
         if self.pos != len(self.text):
             raise _Syntax("unexpected text after the top-level value", self.pos)
         return value
 
-    def value(self) -> _Obj | None:
+    def value(self, depth: int) -> _Obj | None:
         t, p = self.text, self.pos
         if p >= len(t):
             raise _Syntax("unexpected end of file", p)
         c = t[p]
+        if c in "{[" and (c == "[" or depth > self.depth):
+            try:  # a value nav does not edit: skipped by json's own scanner (C), when it is plain JSON
+                self.pos = _DECODER.raw_decode(t, p)[1]
+                return None
+            except ValueError:
+                pass  # comments, trailing commas, or an error to locate: the scan below
         if c == "{":
-            return self.obj()
+            return self.obj(depth)
         if c == "[":
-            self.array()
+            self.array(depth)
             return None
         if c == '"':
             self.string()
@@ -418,9 +426,19 @@ class _Scanner:
         self.pos = m.end()
         return None
 
-    def string(self) -> str:
+    def string(self, *, decode: bool = False) -> str:
         t, start = self.text, self.pos
-        p = start + 1
+        m = _STRING.match(t, start)
+        if m is not None:
+            self.pos = m.end()
+            if not decode:
+                return ""
+            try:
+                decoded: str = json.loads(m.group())
+            except ValueError:
+                raise _Syntax("a bad escape in a string", start) from None
+            return decoded
+        p = start + 1  # say what is wrong with it
         while True:
             if p >= len(t):
                 raise _Syntax("a string is never closed", start)
@@ -440,7 +458,7 @@ class _Scanner:
             raise _Syntax("a bad escape in a string", start) from None
         return value
 
-    def array(self) -> None:
+    def array(self, depth: int) -> None:
         self.pos += 1
         self.skip()
         if self.text.startswith("]", self.pos):
@@ -448,7 +466,7 @@ class _Scanner:
             return
         while True:
             self.skip()
-            self.value()
+            self.value(depth + 1)
             self.skip()
             c = self.text[self.pos : self.pos + 1]
             if c == ",":
@@ -465,7 +483,7 @@ class _Scanner:
             else:
                 raise _Syntax("expected ',' or ']' in a list", self.pos)
 
-    def obj(self) -> _Obj:
+    def obj(self, depth: int) -> _Obj:
         start = self.pos
         self.pos += 1
         members: list[_Member] = []
@@ -478,14 +496,14 @@ class _Scanner:
             if not self.text.startswith('"', self.pos):
                 raise _Syntax("expected a quoted key", self.pos)
             key_start = self.pos
-            key = self.string()
+            key = self.string(decode=True)
             self.skip()
             if not self.text.startswith(":", self.pos):
                 raise _Syntax("expected ':' after a key", self.pos)
             self.pos += 1
             self.skip()
             value_start = self.pos
-            sub = self.value()
+            sub = self.value(depth + 1)
             member = _Member(key, key_start, value_start, self.pos, -1, sub)
             members.append(member)
             self.skip()
@@ -507,6 +525,10 @@ class _Scanner:
 
 def _jsonc_value(text: str) -> Any:
     """The value of a JSONC text (comments and trailing commas read as blanks)."""
+    try:
+        return json.loads(text.lstrip("\ufeff"))  # most files have neither
+    except ValueError:
+        pass
     scanner = _Scanner(text, comments=True)
     scanner.document()
     chars = list(text)
@@ -523,11 +545,12 @@ def _where(text: str, pos: int) -> str:
     return f"line {line}, column {col}"
 
 
-def _parse(text: str, fmt: str, path: str) -> tuple[_Obj, Any]:
-    """The top-level object's spans and the document's value, or a UsageError naming the file."""
+def _parse(text: str, fmt: str, path: str, depth: int) -> tuple[_Obj, Any]:
+    """The spans of the top-level object and of the objects ``depth`` levels into it, and the
+    document's value; or a UsageError naming the file."""
     try:
         value = json.loads(text.lstrip("\ufeff")) if fmt == "json" else _jsonc_value(text)
-        top = _Scanner(text, comments=fmt == "jsonc").document()
+        top = _Scanner(text, comments=fmt == "jsonc", depth=depth).document()
     except json.JSONDecodeError as err:
         raise UsageError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
                          "fix it and run `nav setup` again (nothing was written)") from None  # fmt: skip
@@ -621,7 +644,7 @@ def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes |
     if old is None and remove:
         return None
     text = target.base if old is None else _decode(old, target.path)
-    top, before = _parse(text, target.fmt, target.path)
+    top, before = _parse(text, target.fmt, target.path, len(target.container))
     unit = _unit(text, top)
     where = "the top-level object"
     if remove:
@@ -682,7 +705,7 @@ def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes |
 
 
 def _chain(text: str, target: _Config, upto: int | None = None) -> list[_Obj]:
-    top, _ = _parse(text, target.fmt, target.path)
+    top, _ = _parse(text, target.fmt, target.path, len(target.container))
     objs = [top]
     for key in target.container[:upto]:
         m = next(m for m in objs[-1].members if m.key == key)
@@ -715,7 +738,7 @@ def _without(doc: dict[str, Any], container: tuple[str, ...], dropped: int) -> d
 def _check(text: str, target: _Config, expected: Any) -> None:
     """The edited text parses to exactly what was meant, or nothing is written."""
     try:
-        _, value = _parse(text, target.fmt, target.path)
+        _, value = _parse(text, target.fmt, target.path, len(target.container))
     except UsageError as err:  # pragma: no cover - a bug in the textual edit
         raise UsageError(f"nav could not merge into {target.path} safely ({err}); add {_by_hand(target)} by hand") from None
     if value != expected:  # pragma: no cover - a bug in the textual edit
