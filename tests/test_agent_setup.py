@@ -264,6 +264,17 @@ def test_text_written_after_navs_block_is_kept(where: tuple[Path, Path]) -> None
     assert (root / "CLAUDE.md").read_text() == "mine\n\nmore of mine\n"
 
 
+def test_an_older_block_is_replaced_where_it_stands(where: tuple[Path, Path]) -> None:
+    root, home = where
+    old_block = "<!-- nav:begin: written by an older nav -->\nuse nav (old words)\n<!-- nav:end -->\n"
+    (root / "CLAUDE.md").write_text("# Mine\n\n" + old_block + "\n## Also mine\n")
+    plan = run("claude", root, home)
+    assert [e.path for e in plan.edits if e.what == "instructions"] == [str(root / "CLAUDE.md")]
+    text = (root / "CLAUDE.md").read_text()
+    assert text.startswith("# Mine\n\n<!-- nav:begin") and text.endswith("<!-- nav:end -->\n\n## Also mine\n")
+    assert INSTRUCTIONS in text and "old words" not in text
+
+
 def test_opencode_2_files_get_the_entry_under_mcp_servers(where: tuple[Path, Path]) -> None:
     root, home = where
     (root / "opencode.jsonc").write_text('{\n  // v2\n  "mcp": {\n    "servers": {\n      "x": {"type": "local", "command": ["x"]},\n    },\n  },\n}\n')  # fmt: skip

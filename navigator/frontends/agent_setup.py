@@ -58,20 +58,18 @@ SCOPES = ("project", "user")
 INSTRUCTIONS = """\
 ## Code navigation: nav
 
-This repository is indexed by nav; its MCP server `nav` answers from real language servers and a
-fresh index. Reach for it before grep and before reading whole files:
+nav's MCP server (`nav`) answers questions about this repository's code from language servers and
+a fresh index. Use it before grep and before reading whole files:
 
 - `def` NAME: where a symbol is defined (`name`, `Class.method`, `pkg.module.func`), with its signature.
-- `refs` NAME, `callers` NAME: every reference / call site, resolved by the language server (grep
-  also finds comments, strings and other things of the same name).
-- `outline` PATH: the symbols of one file, instead of reading it all.
-- `find` QUERY: a name, a `path:line:col` or a question; `search` TEXT: code by meaning
-  ("where do we retry failed uploads").
-- `map`: the most-referenced symbols' signatures, for a first overview of the repository.
+- `refs` NAME, `callers` NAME: every reference or call site, resolved by the language server (grep
+  also matches comments, strings and unrelated things of the same name).
+- `outline` PATH: one file's symbols, instead of reading the file.
+- `find` QUERY: a name, a `path:line:col` or a question; `search` TEXT: code by meaning.
+- `map`: the most-referenced symbols' signatures, an overview of the repository.
 
-Each answer says when it is incomplete and why. Use grep for text that is not code (log messages,
-config values) and read a file once you know the lines you need. The same verbs run in a shell:
-`nav def NAME`, `nav refs NAME`, `nav outline PATH`, `nav search "..."`.
+Answers say when they are incomplete and why. Grep is still right for text that is not code (log
+messages, config values). In a shell: `nav def NAME`, `nav refs NAME`, `nav search "..."`.
 """
 """The text each agent gets in its instructions file (it reaches the agent's context every session)."""
 
