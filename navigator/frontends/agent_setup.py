@@ -591,9 +591,13 @@ def _unit(text: str, top: _Obj) -> str:
 
 
 def _render(value: Any, indent: str, unit: str, nl: str, *, compact: bool) -> str:
-    if compact:
+    """``value`` as JSON text at ``indent``: an object a member a line, a list on one line."""
+    if compact or not isinstance(value, dict) or not value:
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", nl + indent)
+    inner = indent + unit
+    items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_render(v, inner, unit, nl, compact=False)}"
+             for k, v in value.items()]  # fmt: skip
+    return "{" + nl + ("," + nl).join(items) + nl + indent + "}"
 
 
 def _insert(text: str, obj: _Obj, key: str, value: Any, unit: str) -> str:
