@@ -634,6 +634,43 @@ def mcp(obj: Ctx) -> None:
     serve_stdio(obj.nav())
 
 
+@main.command("setup")
+@click.argument("agent", metavar="AGENT")
+@click.option(
+    "--scope", type=click.Choice(["project", "user"]), default=None,
+    help="project: the repository's files (with -C ROOT in the entry); user: your home's, for every "
+    "repository. Default: user for codex, project for the others.",
+)  # fmt: skip
+@click.option("--print", "show", is_flag=True, help="Show what would change, file by file, and write nothing.")
+@click.option("--remove", is_flag=True, help="Take nav's entry and instructions out again, leaving the rest as it was.")
+@click.pass_obj
+@handle_errors
+def setup(obj: Ctx, agent: str, scope: str | None, show: bool, remove: bool) -> None:
+    """Add nav to AGENT (claude, codex, cursor, opencode, gemini, vscode): its MCP server entry
+    and a short text telling the agent when to use nav, in the files the agent reads."""
+    from navigator.frontends import agent_setup
+    from storage.errors import UsageError
+
+    name = agent_setup.normalize_agent(agent)
+    root = None
+    if (scope or agent_setup.DEFAULT_SCOPE[name]) == "project":
+        root = obj.root.resolve()
+        if not root.is_dir():
+            raise UsageError(f"no folder {printable(str(root))}; pass the repository with -C ROOT")
+    plan = agent_setup.plan(
+        name, scope=scope, root=str(root) if root else None, home=os.path.expanduser("~"), env=os.environ,
+        command=agent_setup.nav_command(), remove=remove, read=agent_setup.read_file,
+    )  # fmt: skip
+    if show:  # the diff on stdout; what stays as it is, and the notes, on stderr
+        click.echo(agent_setup.diff(plan), nl=False)
+        for line in agent_setup.summary(plan, remove=remove, written=False):
+            click.secho(line, fg="bright_black", err=True)
+        return
+    agent_setup.apply(plan)
+    for line in agent_setup.summary(plan, remove=remove):
+        click.echo(line)
+
+
 @main.command("map")
 @click.option("--tokens", type=click.IntRange(min=16), default=1024, show_default=True, help="Token budget.")
 @json_option

@@ -1,0 +1,965 @@
+"""``nav setup AGENT``: nav's MCP server entry and a short instruction text, in the files a coding
+agent reads (Claude Code, Codex, Cursor, OpenCode, Gemini CLI, VS Code).
+
+The core is pure: :func:`plan` reads the files it needs through a ``read`` function and returns
+the edits as data (path, old bytes, new bytes). :func:`apply` writes them, one file at a time,
+atomically (a temporary file beside it, then a rename; the file's mode is kept).
+
+Every edit is textual, so what is not nav's stays byte for byte: a JSON(C) file gets nav's member
+inserted after the opening brace of its container (comments, key order and the user's indentation
+untouched), a TOML or Markdown file gets a block between ``nav:begin`` / ``nav:end`` markers.
+``remove`` takes out exactly what setup put in: the member (and a container nav added, when it is
+left empty), or the marked block; a file left with nothing but what nav starts a new file with is
+deleted. Every edited file is parsed again and compared with what was meant before anything is
+written; a file that does not parse, or that nav will not guess how to merge into, is refused with
+a :class:`~storage.errors.UsageError` naming the file and the problem (nothing is written).
+
+This module is on the CLI's light path: it imports nothing of the engine (nor ``tomllib``,
+``difflib`` or ``shutil`` before they are needed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from storage.errors import UsageError, shorten
+
+SERVER = "nav"
+"""The MCP server's name in every agent's configuration."""
+
+AGENTS = ("claude", "codex", "cursor", "opencode", "gemini", "vscode")
+ALIASES = {"claude-code": "claude", "gemini-cli": "gemini", "vs-code": "vscode", "code": "vscode", "copilot": "vscode"}
+TITLES = {
+    "claude": "Claude Code",
+    "codex": "Codex",
+    "cursor": "Cursor",
+    "opencode": "OpenCode",
+    "gemini": "Gemini CLI",
+    "vscode": "VS Code",
+}
+DEFAULT_SCOPE = {
+    "claude": "project",
+    "codex": "user",  # `codex mcp add` writes the user's file; .codex/config.toml is read only in trusted projects
+    "cursor": "project",
+    "opencode": "project",
+    "gemini": "project",
+    "vscode": "project",
+}
+SCOPES = ("project", "user")
+
+INSTRUCTIONS = """\
+## Code navigation: nav
+
+nav's MCP server (`nav`) answers questions about this repository's code from language servers and
+a fresh index. Use it before grep and before reading whole files:
+
+- `def` NAME: where a symbol is defined (`name`, `Class.method`, `pkg.module.func`), with its signature.
+- `refs` NAME, `callers` NAME: every reference or call site, resolved by the language server (grep
+  also matches comments, strings and unrelated things of the same name).
+- `outline` PATH: one file's symbols, instead of reading the file.
+- `find` QUERY: a name, a `path:line:col` or a question; `search` TEXT: code by meaning.
+- `map`: the most-referenced symbols' signatures, an overview of the repository.
+
+Answers say when they are incomplete and why. Grep is still right for text that is not code (log
+messages, config values). In a shell: `nav def NAME`, `nav refs NAME`, `nav search "..."`.
+"""
+"""The text each agent gets in its instructions file (it reaches the agent's context every session)."""
+
+TOOLS_NAMED = ("def", "refs", "callers", "outline", "find", "search", "map")
+"""The MCP tools :data:`INSTRUCTIONS` names (tests hold each one to the server's tool list)."""
+
+_MD_BEGIN = "<!-- nav:begin"
+_MD_END = "<!-- nav:end -->"
+_MD_BEGIN_LINE = "<!-- nav:begin: written by `nav setup`; `nav setup AGENT --remove` takes it out -->"
+_TOML_BEGIN = "# nav:begin"
+_TOML_END = "# nav:end"
+_TOML_BEGIN_LINE = "# nav:begin: written by `nav setup codex`; `nav setup codex --remove` takes it out"
+
+_CURSOR_RULE = """\
+---
+description: Code navigation with nav's MCP tools (def, refs, callers, outline, search)
+alwaysApply: true
+---
+"""
+_VSCODE_USER_RULE = """\
+---
+description: Code navigation with nav's MCP tools (def, refs, callers, outline, search)
+applyTo: '**'
+---
+"""
+_JSON_BASE = "{}\n"
+_OPENCODE_BASE = '{\n  "$schema": "https://opencode.ai/config.json"\n}\n'
+
+
+# -- what a plan is ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One file's change: ``old`` None when the file does not exist, ``new`` None to delete it."""
+
+    path: str
+    old: bytes | None
+    new: bytes | None
+    what: str
+
+    @property
+    def action(self) -> str:
+        if self.new is None:
+            return "delete"
+        return "create" if self.old is None else "update"
+
+
+@dataclass(frozen=True)
+class Plan:
+    agent: str
+    scope: str
+    edits: tuple[Edit, ...]
+    """Only the files that change."""
+    unchanged: tuple[str, ...]
+    """Files already as they should be (a second run lists them all here)."""
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Config:
+    path: str
+    fmt: str  # "json" (strict), "jsonc" (comments and trailing commas allowed) or "toml"
+    container: tuple[str, ...]
+    entry: dict[str, Any]
+    base: str = _JSON_BASE  # what a new file starts as (and a file left as it is deleted)
+
+
+@dataclass(frozen=True)
+class _Text:
+    path: str
+    base: str = ""
+
+
+Reader = Callable[[str], "bytes | None"]
+
+
+def normalize_agent(name: str) -> str:
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in AGENTS:
+        raise UsageError(f"unknown agent `{shorten(name)}`; nav sets up {', '.join(AGENTS)}")
+    return key
+
+
+def plan(
+    agent: str,
+    *,
+    scope: str | None,
+    root: str | None,
+    home: str,
+    env: Mapping[str, str],
+    command: list[str],
+    remove: bool = False,
+    read: Reader,
+    platform: str = sys.platform,
+) -> Plan:
+    """The edits that set nav up for ``agent`` (or take it out, ``remove``), as data.
+
+    ``root`` is the repository (needed for project scope), ``home`` the user's home folder,
+    ``command`` the nav executable (and any leading arguments) the agent should run.
+    """
+    agent = normalize_agent(agent)
+    scope = scope or DEFAULT_SCOPE[agent]
+    if scope not in SCOPES:
+        raise UsageError(f"unknown scope `{shorten(scope)}`; use --scope project or --scope user")
+    if scope == "project" and not root:
+        raise UsageError("project scope needs the repository root (-C ROOT)")
+    args = list(command[1:]) + (["-C", str(root)] if scope == "project" else []) + ["mcp"]
+    config, text, notes = _targets(agent, scope, root or "", home, env, platform, command[0], args, read)
+    edits: list[Edit] = []
+    unchanged: list[str] = []
+    for target in (config, text):
+        if target is None:
+            continue
+        old = read(target.path)
+        if isinstance(target, _Config):
+            new = _plan_config(target, old, remove=remove)
+            what = f"MCP server `{SERVER}`"
+        else:
+            new = _plan_text(target, old, remove=remove)
+            what = "instructions"
+        if new == old:
+            unchanged.append(target.path)
+        else:
+            edits.append(Edit(target.path, old, new, what))
+    return Plan(agent, scope, tuple(edits), tuple(unchanged), tuple(notes))
+
+
+def _targets(
+    agent: str,
+    scope: str,
+    root: str,
+    home: str,
+    env: Mapping[str, str],
+    platform: str,
+    exe: str,
+    args: list[str],
+    read: Reader,
+) -> tuple[_Config, _Text | None, list[str]]:
+    j = os.path.join
+    project = scope == "project"
+    stdio = {"type": "stdio", "command": exe, "args": args}
+    plain = {"command": exe, "args": args}
+    notes: list[str] = []
+    if project:
+        notes.append("the entry holds this machine's paths to nav and the repository: keep it out of version control")
+    else:
+        notes.append("the entry has no -C: nav serves the repository the agent runs in (the nearest folder with .nav or .git)")
+    if agent == "claude":
+        if project:
+            notes.append("Claude Code asks once before it starts a server from .mcp.json")
+            return _Config(j(root, ".mcp.json"), "json", ("mcpServers",), stdio), _Text(j(root, "CLAUDE.md")), notes
+        return (
+            _Config(j(home, ".claude.json"), "json", ("mcpServers",), stdio),
+            _Text(j(home, ".claude", "CLAUDE.md")),
+            notes,
+        )
+    if agent == "codex":
+        if project:
+            notes.append("Codex reads .codex/config.toml only in a project you have marked as trusted")
+            return _Config(j(root, ".codex", "config.toml"), "toml", ("mcp_servers",), plain, ""), _Text(
+                j(root, "AGENTS.md")
+            ), notes
+        codex_home = env.get("CODEX_HOME") or j(home, ".codex")
+        return (
+            _Config(j(codex_home, "config.toml"), "toml", ("mcp_servers",), plain, ""),
+            _Text(j(codex_home, "AGENTS.md")),
+            notes,
+        )
+    if agent == "cursor":
+        if project:
+            return (
+                _Config(j(root, ".cursor", "mcp.json"), "jsonc", ("mcpServers",), plain),
+                _Text(j(root, ".cursor", "rules", "nav.mdc"), _CURSOR_RULE),
+                notes,
+            )
+        notes.append(
+            "Cursor keeps user rules in its settings (Rules), not in a file: paste the instructions there "
+            "(`nav setup cursor --scope project --print` shows them)"
+        )
+        return _Config(j(home, ".cursor", "mcp.json"), "jsonc", ("mcpServers",), plain), None, notes
+    if agent == "opencode":
+        folder = root if project else j(env.get("XDG_CONFIG_HOME") or j(home, ".config"), "opencode")
+        name = "opencode.jsonc" if read(j(folder, "opencode.jsonc")) is not None else "opencode.json"
+        path = j(folder, name)
+        container: tuple[str, ...] = ("mcp",)
+        entry: dict[str, Any] = {"type": "local", "command": [exe, *args], "enabled": True}
+        if _opencode_v2(read(path)):  # the file already uses OpenCode 2's own shape: mcp.servers.NAME
+            container, entry = ("mcp", "servers"), {"type": "local", "command": [exe, *args]}
+        return _Config(path, "jsonc", container, entry, _OPENCODE_BASE), _Text(j(folder, "AGENTS.md")), notes
+    if agent == "gemini":
+        folder = j(root if project else home, ".gemini")  # GEMINI.md: the project's root, or ~/.gemini
+        return (
+            _Config(j(folder, "settings.json"), "jsonc", ("mcpServers",), plain),
+            _Text(j(root, "GEMINI.md") if project else j(folder, "GEMINI.md")),
+            notes,
+        )
+    # vscode
+    if project:
+        return (
+            _Config(j(root, ".vscode", "mcp.json"), "jsonc", ("servers",), stdio),
+            _Text(j(root, ".github", "copilot-instructions.md")),
+            notes,
+        )
+    user = _vscode_user_dir(home, env, platform)
+    return (
+        _Config(j(user, "mcp.json"), "jsonc", ("servers",), stdio),
+        _Text(j(user, "prompts", "nav.instructions.md"), _VSCODE_USER_RULE),
+        notes,
+    )
+
+
+def _vscode_user_dir(home: str, env: Mapping[str, str], platform: str) -> str:
+    if platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", "Code", "User")
+    if platform.startswith("win"):
+        return os.path.join(env.get("APPDATA") or os.path.join(home, "AppData", "Roaming"), "Code", "User")
+    return os.path.join(env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "Code", "User")
+
+
+def _opencode_v2(data: bytes | None) -> bool:
+    """True when the file's ``mcp`` object holds a ``servers`` object (OpenCode 2's shape)."""
+    if data is None:
+        return False
+    try:
+        value = _jsonc_value(data.decode("utf-8"))
+    except (UnicodeDecodeError, _Syntax, ValueError):
+        return False  # said properly when the file is planned
+    mcp = value.get("mcp") if isinstance(value, dict) else None
+    return isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict)
+
+
+# -- the nav executable ----------------------------------------------------------------------
+
+
+def nav_command(argv0: str | None = None) -> list[str]:
+    """The command an agent runs to start this nav: the ``nav`` script that is running, as an
+    absolute path (not resolved through symlinks: a package manager's link on PATH outlives the
+    versioned folder it points at), else ``nav`` on PATH, else this Python with ``-m``."""
+    import shutil
+
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if os.path.basename(argv0) in ("nav", "nav.exe"):
+        found = argv0 if os.sep in argv0 else shutil.which(argv0)
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return [os.path.abspath(found)]
+    found = shutil.which("nav")
+    if found:
+        return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "navigator.frontends.cli"]
+
+
+# -- JSON and JSONC, edited as text ----------------------------------------------------------
+
+
+class _Syntax(Exception):
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+@dataclass
+class _Member:
+    key: str
+    key_start: int
+    value_start: int
+    value_end: int
+    comma: int  # the comma after the value, -1 when none
+    obj: _Obj | None  # the value, when it is an object
+
+
+@dataclass
+class _Obj:
+    start: int  # the "{"
+    end: int  # after the "}"
+    members: list[_Member]
+
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\.)*"', re.S)
+_SPACE = re.compile(r"[ \t\r\n]*")
+_WS = " \t\r\n"
+_DECODER = json.JSONDecoder()
+
+
+class _Scanner:
+    """A JSON scanner that keeps positions; with ``comments``, JSONC (``//`` and ``/* */``
+    comments, trailing commas). ``blank`` collects the spans that are not JSON (comments,
+    trailing commas), so the text can be read as JSON too."""
+
+    def __init__(self, text: str, *, comments: bool, depth: int = 1 << 30) -> None:
+        self.text = text
+        self.comments = comments
+        self.depth = depth  # objects nested deeper than this are skipped, their members not listed
+        self.pos = 1 if text.startswith("\ufeff") else 0
+        self.blank: list[tuple[int, int]] = []
+
+    def skip(self) -> None:
+        t = self.text
+        while self.pos < len(t):
+            self.pos = _SPACE.match(t, self.pos).end()  # type: ignore[union-attr]  # `*` always matches
+            if self.comments and t.startswith("//", self.pos):
+                end = t.find("\n", self.pos)
+                end = len(t) if end < 0 else end
+                self.blank.append((self.pos, end))
+                self.pos = end
+            elif self.comments and t.startswith("/*", self.pos):
+                end = t.find("*/", self.pos + 2)
+                if end < 0:
+                    raise _Syntax("a /* comment is never closed", self.pos)
+                self.blank.append((self.pos, end + 2))
+                self.pos = end + 2
+            else:
+                return
+
+    def document(self) -> _Obj | None:
+        self.skip()
+        value = self.value(0)
+        self.skip()
+        if self.pos != len(self.text):
+            raise _Syntax("unexpected text after the top-level value", self.pos)
+        return value
+
+    def value(self, depth: int) -> _Obj | None:
+        t, p = self.text, self.pos
+        if p >= len(t):
+            raise _Syntax("unexpected end of file", p)
+        c = t[p]
+        if c in "{[" and (c == "[" or depth > self.depth):
+            try:  # a value nav does not edit: skipped by json's own scanner (C), when it is plain JSON
+                self.pos = _DECODER.raw_decode(t, p)[1]
+                return None
+            except ValueError:
+                pass  # comments, trailing commas, or an error to locate: the scan below
+        if c == "{":
+            return self.obj(depth)
+        if c == "[":
+            self.array(depth)
+            return None
+        if c == '"':
+            self.string()
+            return None
+        for word in ("true", "false", "null"):
+            if t.startswith(word, p):
+                self.pos = p + len(word)
+                return None
+        m = _NUMBER.match(t, p)
+        if m is None or m.end() == p:
+            raise _Syntax(f"unexpected {t[p]!r}", p)
+        self.pos = m.end()
+        return None
+
+    def string(self, *, decode: bool = False) -> str:
+        t, start = self.text, self.pos
+        m = _STRING.match(t, start)
+        if m is not None:
+            self.pos = m.end()
+            if not decode:
+                return ""
+            try:
+                decoded: str = json.loads(m.group())
+            except ValueError:
+                raise _Syntax("a bad escape in a string", start) from None
+            return decoded
+        p = start + 1  # say what is wrong with it
+        while True:
+            if p >= len(t):
+                raise _Syntax("a string is never closed", start)
+            c = t[p]
+            if c == '"':
+                break
+            if c == "\\":
+                p += 2
+                continue
+            if c < " ":
+                raise _Syntax("a control character inside a string", p)
+            p += 1
+        self.pos = p + 1
+        try:
+            value: str = json.loads(t[start : p + 1])
+        except ValueError:
+            raise _Syntax("a bad escape in a string", start) from None
+        return value
+
+    def array(self, depth: int) -> None:
+        self.pos += 1
+        self.skip()
+        if self.text.startswith("]", self.pos):
+            self.pos += 1
+            return
+        while True:
+            self.skip()
+            self.value(depth + 1)
+            self.skip()
+            c = self.text[self.pos : self.pos + 1]
+            if c == ",":
+                comma = self.pos
+                self.pos += 1
+                self.skip()
+                if self.comments and self.text.startswith("]", self.pos):
+                    self.blank.append((comma, comma + 1))
+                    self.pos += 1
+                    return
+            elif c == "]":
+                self.pos += 1
+                return
+            else:
+                raise _Syntax("expected ',' or ']' in a list", self.pos)
+
+    def obj(self, depth: int) -> _Obj:
+        start = self.pos
+        self.pos += 1
+        members: list[_Member] = []
+        self.skip()
+        if self.text.startswith("}", self.pos):
+            self.pos += 1
+            return _Obj(start, self.pos, members)
+        while True:
+            self.skip()
+            if not self.text.startswith('"', self.pos):
+                raise _Syntax("expected a quoted key", self.pos)
+            key_start = self.pos
+            key = self.string(decode=True)
+            self.skip()
+            if not self.text.startswith(":", self.pos):
+                raise _Syntax("expected ':' after a key", self.pos)
+            self.pos += 1
+            self.skip()
+            value_start = self.pos
+            sub = self.value(depth + 1)
+            member = _Member(key, key_start, value_start, self.pos, -1, sub)
+            members.append(member)
+            self.skip()
+            c = self.text[self.pos : self.pos + 1]
+            if c == ",":
+                member.comma = self.pos
+                self.pos += 1
+                self.skip()
+                if self.comments and self.text.startswith("}", self.pos):
+                    self.blank.append((member.comma, member.comma + 1))
+                    self.pos += 1
+                    return _Obj(start, self.pos, members)
+            elif c == "}":
+                self.pos += 1
+                return _Obj(start, self.pos, members)
+            else:
+                raise _Syntax("expected ',' or '}' in an object", self.pos)
+
+
+def _jsonc_value(text: str) -> Any:
+    """The value of a JSONC text (comments and trailing commas read as blanks)."""
+    try:
+        return json.loads(text.lstrip("\ufeff"))  # most files have neither
+    except ValueError:
+        pass
+    scanner = _Scanner(text, comments=True)
+    scanner.document()
+    chars = list(text)
+    for a, b in scanner.blank:
+        for i in range(a, b):
+            if chars[i] not in "\r\n":
+                chars[i] = " "
+    return json.loads("".join(chars).lstrip("\ufeff"))
+
+
+def _where(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return f"line {line}, column {col}"
+
+
+def _parse(text: str, fmt: str, path: str, depth: int) -> tuple[_Obj, Any]:
+    """The spans of the top-level object and of the objects ``depth`` levels into it, and the
+    document's value; or a UsageError naming the file."""
+    try:
+        value = json.loads(text.lstrip("\ufeff")) if fmt == "json" else _jsonc_value(text)
+        top = _Scanner(text, comments=fmt == "jsonc", depth=depth).document()
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+                         "fix it and run `nav setup` again (nothing was written)") from None  # fmt: skip
+    except _Syntax as err:
+        raise UsageError(
+            f"{path} is not valid {'JSONC' if fmt == 'jsonc' else 'JSON'} ({err.message} at {_where(text, err.pos)}); "
+            "fix it and run `nav setup` again (nothing was written)"
+        ) from None
+    if top is None or not isinstance(value, dict):
+        raise UsageError(f"{path} does not hold a JSON object at the top; nav will not guess how to merge into it")
+    return top, value
+
+
+def _member(obj: _Obj, key: str, path: str, where: str) -> _Member | None:
+    found = [m for m in obj.members if m.key == key]
+    if len(found) > 1:
+        raise UsageError(f"{path} has {len(found)} `{shorten(key)}` keys in {where}; keep one and run `nav setup` again")
+    return found[0] if found else None
+
+
+def _line_indent(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = start
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[start:end]
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _unit(text: str, top: _Obj) -> str:
+    """The file's indentation step: its top-level members' indentation, else two spaces."""
+    if top.members and "\n" in text[top.start : top.members[0].key_start]:
+        ind = _line_indent(text, top.members[0].key_start)
+        if ind:
+            return ind
+    return "  "
+
+
+def _render(value: Any, indent: str, unit: str, nl: str, *, compact: bool) -> str:
+    """``value`` as JSON text at ``indent``: an object a member a line, a list on one line."""
+    if compact or not isinstance(value, dict) or not value:
+        return json.dumps(value, ensure_ascii=False)
+    inner = indent + unit
+    items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_render(v, inner, unit, nl, compact=False)}"
+             for k, v in value.items()]  # fmt: skip
+    return "{" + nl + ("," + nl).join(items) + nl + indent + "}"
+
+
+def _insert(text: str, obj: _Obj, key: str, value: Any, unit: str) -> str:
+    """``key: value`` as the object's first member; :func:`_delete` takes exactly it out again."""
+    nl = _newline(text)
+    at = obj.start + 1
+    name = json.dumps(key, ensure_ascii=False) + ": "
+    if obj.members:
+        first = obj.members[0]
+        if "\n" in text[at : first.key_start]:
+            ind = _line_indent(text, first.key_start)
+            piece = nl + ind + name + _render(value, ind, unit, nl, compact=False) + ","
+        else:
+            piece = name + _render(value, "", unit, nl, compact=True) + ","
+    elif "\n" in text:
+        outer = _line_indent(text, obj.start)
+        ind = outer + unit
+        piece = nl + ind + name + _render(value, ind, unit, nl, compact=False) + nl + outer
+    else:
+        piece = name + _render(value, "", unit, nl, compact=True)
+    return text[:at] + piece + text[at:]
+
+
+def _delete(text: str, obj: _Obj, index: int) -> str:
+    """The member taken out with the separators :func:`_insert` put around it."""
+    m = obj.members[index]
+    start = m.key_start
+    while start > 0 and text[start - 1] in _WS:
+        start -= 1
+    start = max(start, obj.start + 1)
+    if index > 0 and start <= obj.members[index - 1].comma:
+        start = obj.members[index - 1].comma + 1
+    if m.comma >= 0:
+        return text[:start] + text[m.comma + 1 :]
+    if index > 0:
+        prev = obj.members[index - 1].comma
+        return text[:prev] + text[prev + 1 : start] + text[m.value_end :]
+    tail = _newline(text) + _line_indent(text, obj.start)
+    end = m.value_end + len(tail) if text.startswith(tail, m.value_end) else m.value_end
+    return text[:start] + text[end:]
+
+
+def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes | None:
+    if target.fmt == "toml":
+        return _plan_toml(target, old, remove=remove)
+    if old is None and remove:
+        return None
+    text = target.base if old is None else _decode(old, target.path)
+    top, before = _parse(text, target.fmt, target.path, len(target.container))
+    unit = _unit(text, top)
+    where = "the top-level object"
+    if remove:
+        chain: list[_Obj] = [top]
+        for key in target.container:
+            m = _member(chain[-1], key, target.path, where)
+            if m is None or m.obj is None:
+                return old
+            chain.append(m.obj)
+            where = f"`{key}`"
+        mine = _member(chain[-1], SERVER, target.path, where)
+        if mine is None:
+            return old
+        text = _delete(text, chain[-1], chain[-1].members.index(mine))
+        # A container left empty goes too when nav could have added it: nav puts what it adds first
+        # in its object, so an empty `"mcpServers": {}` of the user's further down stays.
+        dropped = 0
+        for depth in range(len(target.container), 0, -1):
+            objs = _chain(text, target, upto=depth)
+            parent, inner = objs[depth - 1], objs[depth]
+            if inner.members or text[inner.start : inner.end] != "{}":
+                break
+            if parent.members[0].key != target.container[depth - 1]:
+                break
+            text = _delete(text, parent, 0)
+            dropped += 1
+        expected = _without(before, target.container, dropped)
+        if old is not None and text == target.base:
+            _check(text, target, expected)
+            return None
+    else:
+        obj = top
+        for key in target.container:
+            m = _member(obj, key, target.path, where)
+            if m is None:
+                text = _insert(text, obj, key, {}, unit)
+                obj = _chain(text, target, upto=target.container.index(key) + 1)[-1]
+            elif m.obj is None:
+                raise UsageError(
+                    f"{target.path}: `{key}` is not an object; nav will not guess how to merge into it — "
+                    f"add {_by_hand(target)} by hand"
+                )
+            else:
+                obj = m.obj
+            where = f"`{key}`"
+        mine = _member(obj, SERVER, target.path, where)
+        if mine is None:
+            text = _insert(text, obj, SERVER, target.entry, unit)
+        else:
+            nl = _newline(text)
+            ind = _line_indent(text, mine.key_start)
+            compact = "\n" not in text[obj.start : obj.end]
+            rendered = _render(target.entry, ind, unit, nl, compact=compact)
+            text = text[: mine.value_start] + rendered + text[mine.value_end :]
+        expected = _with(before, target.container, target.entry)
+    _check(text, target, expected)
+    return text.encode("utf-8")
+
+
+def _chain(text: str, target: _Config, upto: int | None = None) -> list[_Obj]:
+    top, _ = _parse(text, target.fmt, target.path, len(target.container))
+    objs = [top]
+    for key in target.container[:upto]:
+        m = next(m for m in objs[-1].members if m.key == key)
+        if m.obj is None:  # pragma: no cover - checked before
+            raise UsageError(f"{target.path}: `{key}` is not an object")
+        objs.append(m.obj)
+    return objs
+
+
+def _with(doc: dict[str, Any], container: tuple[str, ...], entry: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(doc))
+    node = out
+    for key in container:
+        node = node.setdefault(key, {})
+    node[SERVER] = entry
+    return dict(out)
+
+
+def _without(doc: dict[str, Any], container: tuple[str, ...], dropped: int) -> dict[str, Any]:
+    out = json.loads(json.dumps(doc))
+    nodes = [out]
+    for key in container:
+        nodes.append(nodes[-1][key])
+    nodes[-1].pop(SERVER, None)
+    for depth in range(len(container), len(container) - dropped, -1):
+        nodes[depth - 1].pop(container[depth - 1])
+    return dict(out)
+
+
+def _check(text: str, target: _Config, expected: Any) -> None:
+    """The edited text parses to exactly what was meant, or nothing is written."""
+    try:
+        _, value = _parse(text, target.fmt, target.path, len(target.container))
+    except UsageError as err:  # pragma: no cover - a bug in the textual edit
+        raise UsageError(f"nav could not merge into {target.path} safely ({err}); add {_by_hand(target)} by hand") from None
+    if value != expected:  # pragma: no cover - a bug in the textual edit
+        raise UsageError(f"nav could not merge into {target.path} safely; add {_by_hand(target)} by hand")
+
+
+def _by_hand(target: _Config) -> str:
+    if target.fmt == "toml":
+        return "this table:\n" + _toml_table(target.entry)
+    path = ".".join((*target.container, SERVER))
+    return f"`{path}` = {json.dumps(target.entry, ensure_ascii=False)}"
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path} is not UTF-8 text (byte {err.start}); nav will not edit it (nothing was written)") from None
+
+
+# -- TOML (Codex): a marked table block ------------------------------------------------------
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def _toml_table(entry: dict[str, Any]) -> str:
+    lines = [f"[mcp_servers.{SERVER}]"]
+    for key, value in entry.items():
+        if isinstance(value, list):
+            lines.append(f"{key} = [{', '.join(_toml_str(v) for v in value)}]")
+        else:
+            lines.append(f"{key} = {_toml_str(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _plan_toml(target: _Config, old: bytes | None, *, remove: bool) -> bytes | None:
+    import tomllib
+
+    text = "" if old is None else _decode(old, target.path)
+    try:
+        before = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{target.path} is not valid TOML ({err}); fix it and run `nav setup codex` again "
+                         "(nothing was written)") from None  # fmt: skip
+    span = _block(text, _TOML_BEGIN, _TOML_END, target.path)
+    outside = text if span is None else text[: span[0]] + text[span[1] :]
+    if remove:
+        if span is None:
+            return old
+        new = _drop(text, span)
+        return None if new == target.base and old is not None else new.encode("utf-8")
+    try:
+        rest = tomllib.loads(outside)
+    except tomllib.TOMLDecodeError:  # pragma: no cover - a block that splits a user's table
+        rest = before
+    servers = rest.get("mcp_servers")
+    if isinstance(servers, dict) and SERVER in servers:
+        raise UsageError(
+            f"{target.path} already defines [mcp_servers.{SERVER}] outside nav's block; "
+            "remove it (or rename it) and run `nav setup codex` again"
+        )
+    nl = _newline(text)
+    block = (_TOML_BEGIN_LINE + "\n" + _toml_table(target.entry) + _TOML_END + "\n").replace("\n", nl)
+    new = _put(text, span, block)
+    try:
+        after = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(
+            f"nav cannot add its table to {target.path} safely ({err}); add this by hand:\n{_toml_table(target.entry)}"
+        ) from None
+    if after.get("mcp_servers", {}).get(SERVER) != target.entry:
+        raise UsageError(  # e.g. `mcp_servers` defined as an inline table or a value
+            f"nav cannot add its table to {target.path} safely; add this by hand:\n{_toml_table(target.entry)}"
+        )
+    return new.encode("utf-8")
+
+
+# -- instruction files: a marked block -------------------------------------------------------
+
+
+def _block(text: str, begin: str, end: str, path: str) -> tuple[int, int] | None:
+    """The span of nav's block (from the start of its first line to after its last line's
+    newline), or None; a UsageError when the markers are broken."""
+    starts = [m.start() for m in re.finditer(r"^" + re.escape(begin), text, re.M)]
+    ends = [m.start() for m in re.finditer(r"^" + re.escape(end) + r"[ \t]*\r?$", text, re.M)]
+    if not starts and not ends:
+        return None
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise UsageError(
+            f"{path} has {len(starts)} `{begin}` and {len(ends)} `{end}` markers; keep one pair around "
+            "nav's block (or delete the block) and run `nav setup` again"
+        )
+    stop = text.find("\n", ends[0])
+    return starts[0], len(text) if stop < 0 else stop + 1
+
+
+def _put(text: str, span: tuple[int, int] | None, block: str) -> str:
+    """The block in place of the old one, else at the end after a line break (a blank line when
+    the text ends with one): :func:`_drop` takes the same break out again."""
+    if span is not None:
+        return text[: span[0]] + block + text[span[1] :]
+    if not text:
+        return block
+    return text + _newline(text) + block
+
+
+def _drop(text: str, span: tuple[int, int]) -> str:
+    head, tail = text[: span[0]], text[span[1] :]
+    nl = "\r\n" if text.endswith("\r\n", 0, span[1]) else "\n"  # the block's own line ends, as _put wrote them
+    # the break _put added; before a block the user has since written text after, one blank line
+    if head.endswith(nl + nl if tail else nl):
+        head = head[: -len(nl)]
+    return head + tail
+
+
+def _plan_text(target: _Text, old: bytes | None, *, remove: bool) -> bytes | None:
+    if old is None and remove:
+        return None
+    text = target.base if old is None else _decode(old, target.path)
+    span = _block(text, _MD_BEGIN, _MD_END, target.path)
+    if remove:
+        if span is None:
+            return old
+        new = _drop(text, span)
+        return None if new == target.base else new.encode("utf-8")
+    nl = _newline(text)
+    block = (_MD_BEGIN_LINE + "\n" + INSTRUCTIONS + _MD_END + "\n").replace("\n", nl)
+    return _put(text, span, block).encode("utf-8")
+
+
+# -- the edge: showing and writing a plan ----------------------------------------------------
+
+
+def read_file(path: str) -> bytes | None:
+    """A file's bytes, None when there is none; a UsageError when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder; nav setup expected a file there") from None
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+
+
+def diff(plan: Plan) -> str:
+    """What applying the plan would change, file by file, as unified diffs."""
+    import difflib
+
+    out: list[str] = []
+    for e in plan.edits:
+        a = (e.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        b = (e.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        src = e.path if e.old is not None else "/dev/null"
+        dst = e.path if e.new is not None else "/dev/null"
+        for line in difflib.unified_diff(a, b, src, dst):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def apply(plan: Plan) -> None:
+    """Write each edit atomically: a temporary file in the same folder, renamed over the old one
+    (whose mode it keeps; a symlinked file is written where the link points). A file that changed
+    since it was planned is left alone, with an error."""
+    for e in plan.edits:
+        real = os.path.realpath(e.path)
+        if read_file(real) != e.old:
+            raise UsageError(f"{e.path} changed while nav was setting up; run `nav setup` again")
+        if e.new is None:
+            try:
+                os.unlink(real)
+            except OSError as err:
+                raise UsageError(f"cannot delete {e.path}: {err.strerror}") from None
+            continue
+        _write_atomic(real, e.new, e.path)
+
+
+def _write_atomic(real: str, data: bytes, shown: str) -> None:
+    folder = os.path.dirname(real)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        mode = stat.S_IMODE(os.stat(real).st_mode) if os.path.exists(real) else None
+    except OSError as err:
+        raise UsageError(f"cannot write {shown}: {err.strerror}") from None
+    tmp = os.path.join(folder, f".{os.path.basename(real)}.nav-setup-{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is not None else 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise UsageError(f"cannot write {shown}: {err.strerror}") from None
+
+
+def summary(plan: Plan, *, remove: bool, written: bool = True) -> list[str]:
+    """One line per file (``written``: the edits too, as done), then the notes."""
+    title = TITLES[plan.agent]
+    lines = []
+    for e in plan.edits if written else ():
+        verb = {"create": "created", "update": "updated", "delete": "deleted"}[e.action]
+        lines.append(f"{verb} {e.path} ({e.what})")
+    for path in plan.unchanged:
+        lines.append(f"unchanged {path}")
+    if not plan.edits:
+        lines.append(f"nothing to {'remove' if remove else 'change'}: {title} ({plan.scope} scope) is "
+                     f"{'not set up' if remove else 'already set up'}")  # fmt: skip
+    if not remove:
+        lines.extend(f"note: {n}" for n in plan.notes)
+    return lines
+
