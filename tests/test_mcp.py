@@ -48,7 +48,10 @@ def test_tools_are_listed_with_descriptions(nav: Navigator) -> None:
             return list((await client.list_tools()).tools)
 
     tools = anyio.run(go)
-    assert {t.name for t in tools} == {"find", "refs", "def", "callers", "search", "outline", "map"}
+    assert {t.name for t in tools} == {
+        "find", "def", "show", "refs", "callers", "callees", "impl", "hover", "symbols", "search",
+        "outline", "map", "status",
+    }  # fmt: skip
     assert all(t.description and len(t.description) < 300 for t in tools)
 
 
@@ -86,3 +89,75 @@ def test_nav_mcp_over_stdio(nav: Navigator) -> None:
             return text_of(await client.call_tool("def", {"name": "Order.total"}))
 
     assert anyio.run(go).startswith("shop/orders.py:2:9  method  Order.total")
+
+
+BIG = {
+    **FILES,
+    **{f"shop/use{i}.py": f"from shop.orders import create_sales_order\n\n\ndef use{i}():\n    return create_sales_order('{i}')\n"
+       for i in range(12)},
+}
+
+
+def test_every_tool_answers_good_arguments_and_refuses_bad_ones(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    """The whole tool set through the SDK's client: each tool with good arguments answers, and with
+    bad ones gives a tool error naming the bad value; lists page on with offset (issue 19)."""
+    n = Navigator(make_repo(BIG))
+    n.index()
+    good: dict[str, dict[str, Any]] = {
+        "find": {"query": "create_sales_order"},
+        "def": {"name": "create_sales_order"},
+        "show": {"target": "create_sales_order"},
+        "refs": {"name": "create_sales_order", "limit": 5},
+        "callers": {"name": "create_sales_order"},
+        "callees": {"name": "nightly"},
+        "impl": {"name": "Order"},
+        "hover": {"name": "create_sales_order"},
+        "symbols": {"pattern": "sales order"},
+        "search": {"text": "create an order for a customer", "view": "code"},
+        "outline": {"path": "shop/orders.py"},
+        "map": {"tokens": 64},
+        "status": {},
+    }
+    bad: dict[str, tuple[dict[str, Any], str]] = {
+        "find": ({"query": "x", "offset": -1}, "offset"),
+        "def": ({"name": "create_sales_ordr"}, "create_sales_order"),
+        "show": ({"target": "shop/orders.py:0"}, "0"),
+        "refs": ({"name": "create_sales_order", "limit": 0}, "limit"),
+        "callers": ({"name": "nope_nothing_here"}, "nope_nothing_here"),
+        "symbols": ({"pattern": ""}, "pattern"),
+        "search": ({"text": "x", "view": "tree"}, "tree"),
+        "outline": ({"path": "../../etc/passwd"}, "passwd"),
+        "map": ({"tokens": 3}, "3"),
+    }
+
+    async def go() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        async with Client(build_server(n)) as client:
+            ok = {name: await client.call_tool(name, args) for name, args in good.items()}
+            refused = {name: await client.call_tool(name, args) for name, (args, _) in bad.items()}
+            pages = [
+                text_of(await client.call_tool("refs", {"name": "create_sales_order", "limit": 5, "offset": o}))
+                for o in (0, 5, 10)
+            ]
+            return ok, refused, pages
+
+    try:
+        ok, refused, pages = anyio.run(go)
+    finally:
+        n.close()
+    for name, result in ok.items():
+        assert not result.is_error, (name, text_of(result))
+        assert text_of(result).strip(), name
+    assert "def create_sales_order" in text_of(ok["show"])
+    assert "12 files" in text_of(ok["status"]) or "files" in text_of(ok["status"])
+    for name, result in refused.items():
+        assert result.is_error, (name, text_of(result))
+        assert bad[name][1] in text_of(result), (name, text_of(result))
+    # paging: the pages are disjoint and together hold every reference the first page counts
+    first = pages[0].splitlines()[0]
+    total = int(first.split()[0])
+    where = [
+        {ln.split("  ")[0] for ln in page.splitlines() if ln.startswith("shop/") and ":" in ln.split("  ")[0]}
+        for page in pages
+    ]
+    assert all(where) and not (where[0] & where[1]) and not (where[1] & where[2]), pages
+    assert "next page: offset=5" in pages[0] and total >= 13

@@ -6,6 +6,7 @@ turns a nav error into a tool error whose message names the bad value.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import traceback
 from typing import Any
@@ -19,10 +20,13 @@ from storage.errors import NavError, shorten
 log = logging.getLogger("nav.mcp")
 
 INSTRUCTIONS = (
-    "nav navigates this repository. Use `find` for anything (a name, a path:line:col, or a question), "
-    "`refs`/`callers` for exact usages of a name from a real language server, `def` for definitions, "
-    "`search` to find code by meaning, `outline` for one file's symbols, `map` for an overview. "
-    "Every answer says when it is incomplete and why."
+    "nav navigates this repository. `find` answers anything (a name, path:line:col, or a question); "
+    "`def` finds definitions and `show` returns a definition's source (no need to read the whole file); "
+    "`refs`, `callers`, `callees`, `impl` and `hover` are exact answers from real language servers; "
+    "`symbols` matches names by pattern; `search` finds code by meaning (paste an issue whole; "
+    "view='code' ranks the definitions to edit); `outline` lists one file's symbols, `map` gives an "
+    "overview, `status` says what is indexed. Lists page with `offset`. Every answer says when it is "
+    "incomplete and why."
 )
 
 
@@ -40,9 +44,28 @@ def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _limit(limit: int) -> int:
-    if limit < 1 or limit > 500:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1 or limit > 500:
         raise ToolError(f"limit must be between 1 and 500, got {shorten(limit)}")
     return limit
+
+
+def _offset(offset: int) -> int:
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset > 1_000_000:
+        raise ToolError(f"offset must be a whole number from 0, got {shorten(offset)}; e.g. offset=50")
+    return offset
+
+
+def _page(resp: Any, limit: int, offset: int) -> str:
+    return render_response(resp, limit=_limit(limit), offset=_offset(offset))
+
+
+def _precise(resp: Any, precise_only: bool) -> Any:
+    """The answer without its ``possible`` hits (same name in code, unresolved by the server) when
+    asked; the answer still says it is incomplete, since those may be real uses."""
+    if not precise_only:
+        return resp
+    kept = tuple(h for h in resp.items if "possible" not in getattr(h, "provenance", ()))
+    return dataclasses.replace(resp, items=kept)
 
 
 def build_server(nav: Any) -> MCPServer:
@@ -53,29 +76,58 @@ def build_server(nav: Any) -> MCPServer:
         description="Answer a query about the code: a name (`createSalesOrder`, `Order.create`), "
         "a position (`src/a.py:12:5`) or a question (`where do we retry the ERP call`)."
     )
-    def find(query: str, limit: int = 20) -> str:
-        return render_response(_call(nav.query, query, limit=_limit(limit)), limit=limit)
-
-    @server.tool(
-        description="Every reference to a symbol, from a real language server (exact), "
-        "by name or qualified name; says if incomplete."
-    )
-    def refs(name: str, limit: int = 50) -> str:
-        return render_response(_call(nav.references, name), limit=_limit(limit))
+    def find(query: str, limit: int = 20, offset: int = 0) -> str:
+        return _page(_call(nav.query, query, limit=_limit(limit) + _offset(offset)), limit, offset)
 
     @server.tool(
         name="def",
         description="Where a symbol is defined (all definitions if ambiguous), with signatures; "
         "all_repos=true: in every repository published to the team store (hits read repo@commit:path).",
     )
-    def def_(name: str, limit: int = 20, all_repos: bool = False) -> str:
+    def def_(name: str, limit: int = 20, offset: int = 0, all_repos: bool = False) -> str:
         if all_repos:
-            return render_response(_call(nav.definitions, name, all_repos=True), limit=_limit(limit))
-        return render_response(_call(nav.definitions, name), limit=_limit(limit))
+            return _page(_call(nav.definitions, name, all_repos=True), limit, offset)
+        return _page(_call(nav.definitions, name), limit, offset)
+
+    @server.tool(
+        description="The source of a definition — by name, `Class.method`, or `path:line` (the "
+        "definition around that line) — trimmed to max_lines with a note of the lines cut."
+    )
+    def show(target: str, max_lines: int = 200, limit: int = 3) -> str:
+        return render_response(_call(nav.show, target, max_lines=max_lines, limit=_limit(limit)), limit=limit)
+
+    @server.tool(
+        description="Every reference to a symbol (name, `Class.method` or path:line:col) from a real "
+        "language server; `[possible]` hits are the same name where the server could not resolve a "
+        "type (precise_only=true drops them). Says if incomplete."
+    )
+    def refs(name: str, limit: int = 50, offset: int = 0, precise_only: bool = False) -> str:
+        return _page(_precise(_call(nav.references, name), precise_only), limit, offset)
 
     @server.tool(description="Functions and methods that call the given function or method (call hierarchy).")
-    def callers(name: str, limit: int = 50) -> str:
-        return render_response(_call(nav.callers, name), limit=_limit(limit))
+    def callers(name: str, limit: int = 50, offset: int = 0, precise_only: bool = False) -> str:
+        return _page(_precise(_call(nav.callers, name), precise_only), limit, offset)
+
+    @server.tool(description="What the given function or method calls (call hierarchy, outgoing).")
+    def callees(name: str, limit: int = 50, offset: int = 0) -> str:
+        return _page(_call(nav.callees, name), limit, offset)
+
+    @server.tool(description="Implementations of an interface, abstract method or base class (subclasses, overrides).")
+    def impl(name: str, limit: int = 50, offset: int = 0, precise_only: bool = False) -> str:
+        return _page(_precise(_call(nav.implementations, name), precise_only), limit, offset)
+
+    @server.tool(description="The language server's signature, type and documentation for a symbol or path:line:col.")
+    def hover(name: str) -> str:
+        return render_response(_call(nav.hover, name), limit=5)
+
+    @server.tool(
+        description="Symbols whose name matches a pattern: exact, prefix, substring, words "
+        "(`sales order`) or fuzzy, best first; kind filters (function, class, method...)."
+    )
+    def symbols(pattern: str, limit: int = 50, offset: int = 0, kind: str | None = None) -> str:
+        kinds = (kind,) if kind else None
+        resp = _call(nav.symbols, pattern, limit=_limit(limit) + _offset(offset), kinds=kinds)
+        return _page(resp, limit, offset)
 
     @server.tool(
         description="Search code by meaning and by name (a question, names, or pasted issue text with "
@@ -83,21 +135,22 @@ def build_server(nav: Any) -> MCPServer:
         "to read or edit, ranked; all_repos=true: every repository published to the team store "
         "(hits read repo@commit:path)."
     )
-    def search(text: str, limit: int = 10, view: str = "files", all_repos: bool = False) -> str:
+    def search(text: str, limit: int = 10, offset: int = 0, view: str = "files", all_repos: bool = False) -> str:
         """``view``: "files" (where to look) or "code" (the definitions to read or edit);
         ``all_repos``: search every repository published to the team store."""
         if view not in ("files", "code"):
             raise ToolError(f"view must be 'files' or 'code', got {view[:100]!r}")
+        k = _limit(limit) + _offset(offset)
         if all_repos:
-            return render_response(_call(nav.search, text, k=_limit(limit), all_repos=True), limit=limit)
+            return _page(_call(nav.search, text, k=k, all_repos=True), limit, offset)
         options = {"view": "code"} if view == "code" else {}
-        return render_response(_call(nav.search, text, k=_limit(limit), **options), limit=limit)
+        return _page(_call(nav.search, text, k=k, **options), limit, offset)
 
     @server.tool(
         description="The symbols defined in one file, nested (path relative to the repository root)."
     )
-    def outline(path: str, limit: int = 200) -> str:
-        return render_response(_call(nav.outline, path), limit=_limit(limit))
+    def outline(path: str, limit: int = 200, offset: int = 0) -> str:
+        return _page(_call(nav.outline, path), limit, offset)
 
     @server.tool(
         name="map",
@@ -105,10 +158,23 @@ def build_server(nav: Any) -> MCPServer:
         "signatures, ranked by how much the code references them, within a token budget.",
     )
     def map_(tokens: int = 1024) -> str:
-        if tokens < 16 or tokens > 16384:
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 16 or tokens > 16384:
             raise ToolError(f"tokens must be between 16 and 16384, got {shorten(tokens)}")
         result = _call(nav.repo_map, tokens=tokens)
         return f"{result.text}\n({len(result.entries)} of {result.total_symbols} symbols)"
+
+    @server.tool(description="What is indexed: files, symbols, chunks, languages, and files changed since.")
+    def status() -> str:
+        st = _call(nav.status)
+        langs = ", ".join(f"{lang} {n}" for lang, n in sorted(st.languages.items(), key=lambda kv: -kv[1]))
+        lines = [
+            f"{st.root}: {st.files} files, {st.symbols} symbols, {st.chunks} chunks, {st.refs} references",
+            f"languages: {langs or 'none'}",
+            f"changed since the last index: {st.stale_files} files"
+            + ("" if st.last_run_complete else "; the last index run did not finish"),
+        ]
+        lines.extend(f"note: {n}" for n in st.notes)
+        return "\n".join(lines)
 
     return server
 

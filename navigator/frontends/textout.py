@@ -63,22 +63,26 @@ def item_line(item: Any) -> str:
     return str(text if text is not None else item)
 
 
-def render_response(resp: Response[Any], *, limit: int = 50) -> str:
-    """Items (shrunk to per-file counts when there are many more than ``limit``), then completeness."""
+def render_response(resp: Response[Any], *, limit: int = 50, offset: int = 0) -> str:
+    """One page of items (``offset`` onward, at most ``limit``), a line saying where the next page
+    starts when there is one, then completeness and notes. A long list starts with where its hits
+    are (counts for the first files), so an agent sees the spread before it pages on."""
     items = list(resp.items)
     lines: list[str] = []
-    if len(items) > 3 * limit and all(hasattr(i, "path") for i in items):
+    page = items[offset : offset + limit]
+    if len(items) > limit and all(hasattr(i, "path") for i in items):
         per_file = Counter(printable(str(i.path)) for i in items)
-        lines.append(f"{len(items)} results in {len(per_file)} files (showing counts per file):")
-        lines.extend(f"{n:>5}  {p}" for p, n in per_file.most_common(limit))
-        if len(per_file) > limit:
-            lines.append(f"… and {len(per_file) - limit} more files")
-    else:
-        lines.extend(item_line(i) for i in items[:limit])
-        if len(items) > limit:
-            lines.append(f"… and {len(items) - limit} more (ask with a higher limit)")
+        spread = ", ".join(f"{p} ({n})" for p, n in per_file.most_common(5))
+        more = f", +{len(per_file) - 5} more files" if len(per_file) > 5 else ""
+        lines.append(f"{len(items)} results in {len(per_file)} files: {spread}{more}")
+    lines.extend(item_line(i) for i in page)
+    end = offset + len(page)
+    if end < len(items):
+        lines.append(f"… results {offset + 1}-{end} of {len(items)}; next page: offset={end}")
     if not items:
         lines.append("no results")
+    elif not page:
+        lines.append(f"no results from offset {offset} ({len(items)} in all)")
     if not resp.complete:
         lines.append(f"(incomplete: {resp.reason})")
     lines.extend(f"note: {n}" for n in resp.notes)
