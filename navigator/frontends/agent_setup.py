@@ -61,7 +61,8 @@ INSTRUCTIONS = """\
 nav's MCP server (`nav`) answers questions about this repository's code from language servers and
 a fresh index. Use it before grep and before reading whole files:
 
-- `def` NAME: where a symbol is defined (`name`, `Class.method`, `pkg.module.func`), with its signature.
+- `def` NAME: where a symbol is defined (`name`, `Class.method`, `pkg.module.func`), with its signature;
+  `show` NAME or `path:line`: that definition's source, without reading the whole file.
 - `refs` NAME, `callers` NAME: every reference or call site, resolved by the language server (grep
   also matches comments, strings and unrelated things of the same name).
 - `outline` PATH: one file's symbols, instead of reading the file.
@@ -73,7 +74,7 @@ messages, config values). In a shell: `nav def NAME`, `nav refs NAME`, `nav sear
 """
 """The text each agent gets in its instructions file (it reaches the agent's context every session)."""
 
-TOOLS_NAMED = ("def", "refs", "callers", "outline", "find", "search", "map")
+TOOLS_NAMED = ("def", "show", "refs", "callers", "outline", "find", "search", "map")
 """The MCP tools :data:`INSTRUCTIONS` names (tests hold each one to the server's tool list)."""
 
 _MD_BEGIN = "<!-- nav:begin"
