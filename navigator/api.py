@@ -35,6 +35,7 @@ from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
 from navigator.paths import ensure_nav_dir, open_private, private_file
 from navigator.results import (
     Found,
+    HoverInfo,
     IndexReport,
     MapEntry,
     OutlineEntry,
@@ -50,7 +51,7 @@ from storage.db import Store, SymbolRow, discard_database
 
 if TYPE_CHECKING:
     from lsp.registry import Availability
-    from navigator.exact import ExactNavigator, HoverInfo
+    from navigator.exact import ExactNavigator
     from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
     from navigator.team import TeamStore

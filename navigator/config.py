@@ -22,6 +22,7 @@ Example ``.nav.toml``::
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -152,3 +153,15 @@ def _check_store(store: StoreConfig, where: str, warnings: list[str]) -> StoreCo
             "PGPASSWORD instead: config files get committed"
         )
     return StoreConfig(url=url)
+
+
+ENV_STORE = "NAV_STORE"
+"""The environment variable naming the team store's URL."""
+
+
+def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
+    """``--store`` beats ``NAV_STORE`` beats ``[store] url``; None when no store is configured."""
+    for value in (override, os.environ.get(ENV_STORE), config.store.url if config else None):
+        if value and value.strip():
+            return value.strip()
+    return None

@@ -31,7 +31,7 @@ from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
 from lsp.positions import from_lsp, to_lsp
 from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
 from navigator.confine import confine, is_inside, read_text_inside
-from navigator.results import Hit, Response
+from navigator.results import Hit, HoverInfo, Response
 from navigator.walk import looks_secret
 from semantic.languages import detect_language
 from storage.db import RefRow, Store, SymbolRow
@@ -138,14 +138,8 @@ class Target:
     kind: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class HoverInfo:
-    path: str
-    line: int
-    col: int
-    symbol: str | None
-    text: str
-    provenance: tuple[str, ...] = ("lsp",)
+# HoverInfo lives with the other result types: a front end decoding a hover answer from the
+# daemon imports navigator.results, not this module (which pulls in the language-server pool).
 
 
 # -- pure helpers ------------------------------------------------------------------------

@@ -88,6 +88,18 @@ class Response(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class HoverInfo:
+    """The language server's hover text for one position."""
+
+    path: str
+    line: int
+    col: int
+    symbol: str | None
+    text: str
+    provenance: tuple[str, ...] = ("lsp",)
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """The source of one definition (:meth:`navigator.Navigator.show`), trimmed to a line budget."""
 

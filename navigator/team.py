@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from navigator.config import Config
+from navigator.config import Config, resolve_store_url
 from navigator.results import Response, SearchHit, Symbol
 from semantic.fusion import ChunkMeta, fuse
 from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
@@ -61,7 +61,6 @@ __all__ = [
     "resolve_store_url",
 ]
 
-ENV_STORE = "NAV_STORE"
 DEPTH = 50
 PATH_LEG = True
 """The team store's path leg, as local search's: files whose path words (folders and file name,
@@ -128,14 +127,6 @@ def require_store_url(config: Config | None, override: str | None = None) -> str
             "no team store configured: set NAV_STORE=postgresql://…, `[store] url` in .nav.toml, or pass --store URL"
         )
     return url
-
-
-def resolve_store_url(config: Config | None, override: str | None = None) -> str | None:
-    """``--store`` beats ``NAV_STORE`` beats ``[store] url``; None when no store is configured."""
-    for value in (override, os.environ.get(ENV_STORE), config.store.url if config else None):
-        if value and value.strip():
-            return value.strip()
-    return None
 
 
 # -- results -----------------------------------------------------------------------------------

@@ -239,7 +239,7 @@ def _store_for(obj: Ctx, store_url: str | None) -> str:
 
 
 def _store_configured(obj: Ctx, store_url: str | None) -> bool:
-    from navigator.team import resolve_store_url
+    from navigator.config import resolve_store_url
 
     # the Navigator checks the root (and loads its config) before anything touches the path
     return resolve_store_url(obj.local().config, store_url) is not None
@@ -489,9 +489,8 @@ def status(obj: Ctx, as_json: bool) -> None:
 
 def _echo_store_line(obj: Ctx) -> None:
     """The configured team store, password redacted (the store is not contacted)."""
-    from navigator.config import load_config
-    from navigator.team import resolve_store_url
-    from storage.pg import redact
+    from navigator.config import load_config, resolve_store_url
+    from storage.redact import redact
 
     url = resolve_store_url(load_config(obj.root))
     if url:
