@@ -225,3 +225,23 @@ def test_the_watch_limit_reached_gives_up_once_and_says_so(
     assert not watcher._thread.is_alive()  # no more events read: the daemon checks stats instead
     assert len(reasons) == 1 and "max_user_watches" in reasons[0]
     assert len(watcher.table) == 0
+
+
+@linux_only
+def test_the_editor_engine_watches_the_indexed_folders_only(tree: Path) -> None:
+    """`nav lsp` without a daemon watches in its own process: the same watcher, the same folders."""
+    from navigator.frontends.editor import RootEngine
+
+    engine = RootEngine(tree, None, use_daemon=False)
+    rec = Recorder()
+    engine.exact.files_changed = rec  # type: ignore[method-assign]  # what the servers would be told
+    try:
+        engine.start_watching()
+        assert engine._observer is not None and engine.table.follows_changes()
+        (tree / ".venv" / "lib" / "noise.py").write_text("n = 1\n")
+        (tree / "pkg" / "saved.py").write_text("s = 1\n")
+        rec.wait_for(lambda: rec.saw(tree / "pkg" / "saved.py"), "the saved file")
+        assert not any(c is None or any(".venv" in p for p in c) for c in rec.calls)
+        assert engine._observer.describe()["folders"] == 3  # the root, pkg, gen
+    finally:
+        engine.close()
