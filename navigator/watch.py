@@ -466,8 +466,8 @@ class WatchdogWatcher:
                     return
                 src, dest = str(event.src_path), str(getattr(event, "dest_path", "") or "")
                 rel_parts = os.path.relpath(src, root_s).split(os.sep)
-                if any(part in skip for part in rel_parts[:-1] if part):
-                    return
+                if any(part in skip for part in rel_parts[: None if event.is_directory else -1]):
+                    return  # in (or, for a folder, itself) a folder the walk skips
                 if {os.path.basename(src), os.path.basename(dest)} & IGNORE_FILES or event.is_directory:
                     if event.is_directory and event.event_type == "modified":
                         return  # a file inside changed: that file has its own event

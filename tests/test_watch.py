@@ -245,3 +245,20 @@ def test_the_editor_engine_watches_the_indexed_folders_only(tree: Path) -> None:
         assert engine._observer.describe()["folders"] == 3  # the root, pkg, gen
     finally:
         engine.close()
+
+
+def test_the_watchdog_fallback_drops_events_in_skipped_folders(tree: Path) -> None:
+    """Where there is no inotify (macOS, BSD) watchdog watches; what the walk skips is still no change."""
+    pytest.importorskip("watchdog")
+    from navigator.watch import WatchdogWatcher
+
+    rec = Recorder()
+    watcher = WatchdogWatcher(tree, options=WalkOptions, on_change=rec)
+    watcher.start()
+    try:
+        (tree / "node_modules" / "x" / "noise.js").write_text("n = 1\n")
+        (tree / "pkg" / "saved.py").write_text("s = 1\n")
+        rec.wait_for(lambda: rec.saw(tree / "pkg" / "saved.py"), "the saved file")
+        assert not any(c is not None and any("node_modules" in p for p in c) for c in rec.calls)
+    finally:
+        watcher.stop()
