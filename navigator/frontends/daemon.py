@@ -16,6 +16,14 @@ ROOT`` runs one in the foreground.
 A daemon whose code changed on disk since it started (nav upgraded, or pulled in an editable
 install) answers no more requests: it closes the asking connection and exits, and the client
 starts a daemon running the new code and asks again (see :func:`code_stamp`).
+
+A daemon follows its root. Every :data:`ROOT_CHECK_S`, on the watcher's word that the root
+itself went, and before each re-index, it checks that the root's path still leads to the
+folder it started on (device and inode) and that ``.nav/daemon.sock`` is still its own socket;
+when not (the root deleted, moved or replaced), it exits, stopping its language servers, and
+never makes the folder again. Each request names the client's root (``nav_root``); a daemon
+of another root (its moved socket reached through the new path) refuses it with
+:data:`OTHER_ROOT`, and the client starts the root's own.
 """
 
 from __future__ import annotations
