@@ -11,6 +11,7 @@ socket, the socket goes into a folder only the user can enter (``$XDG_RUNTIME_DI
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -58,11 +59,26 @@ def _refuse(path: Path, what: str, why: str, fix: str) -> UnsafeIndexDirError:
     return UnsafeIndexDirError(f"{what} `{printable(str(path))[:100]}` {why}; nav refuses to use it: {fix}")
 
 
+class MissingFolderError(FileNotFoundError):
+    """The folder ``.nav`` (or the socket folder) would go in does not exist."""
+
+    def __init__(self, folder: Path) -> None:
+        shown = printable(str(folder))[:100]
+        super().__init__(
+            errno.ENOENT, f"the folder `{shown}` does not exist (deleted or moved?); nav makes no folder above its own"
+        )
+        self.filename = str(folder)
+
+
 def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | None = None) -> Path:
     """Create ``path`` with mode 0700, or check an existing one: a real folder (not a symlink),
     owned by this user; a group/world-accessible one (an older nav's) loses its group and
     other bits (0755 -> 0700).
-    :class:`UnsafeIndexDirError` otherwise, naming the path and the fix."""
+    :class:`UnsafeIndexDirError` otherwise, naming the path and the fix.
+
+    The folder it goes in must exist: nav never makes a root (or any folder above ``.nav``),
+    so a daemon whose root was deleted or moved cannot bring it back holding only ``.nav``;
+    :class:`MissingFolderError` (a ``FileNotFoundError``) names it."""
     path = Path(path)
     fix = fix or f"remove it (`rm -r {printable(str(path))[:100]}`) and run nav again"
     try:
@@ -70,8 +86,7 @@ def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | Non
     except FileExistsError:
         pass
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(path, PRIVATE_DIR_MODE)
+        raise MissingFolderError(path.parent) from None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:

@@ -140,6 +140,8 @@ class WalkResult:
     files: list[WalkedFile] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """(path, reason) for files that were seen and left out for a reason worth reporting."""
+    dirs: list[str] = field(default_factory=list)
+    """Root-relative folders the walk entered (``""``: the root), in the order entered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,18 +191,83 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
-    """List the indexable files under ``root``, in a stable order."""
+def _root_specs(opts: WalkOptions) -> list[tuple[str, pathspec.GitIgnoreSpec]]:
+    """The ignore rules that apply from the root down before any ``.gitignore`` is read."""
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+    if opts.extra_ignores:
+        specs.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
+    return specs
+
+
+def walk(root: Path, options: WalkOptions | None = None, *, under: str = "") -> WalkResult:
+    """List the indexable files under ``root``, in a stable order.
+
+    ``under``: a root-relative folder; only its part of the tree, with the same verdicts as
+    the whole walk (nothing when the walk would not enter it)."""
     opts = options or WalkOptions()
     root_s = os.path.abspath(root)
     result = WalkResult()
-    root_specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-    if opts.extra_ignores:
-        root_specs.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
-    for item in _walk_dir(root_s, "", root_specs, opts, result):
-        result.files.append(item)
+    specs = _specs_down_to(root_s, under, opts)
+    if specs is not None:
+        for item in _walk_dir(root_s, under, specs, opts, result):
+            result.files.append(item)
     result.files.sort(key=lambda f: f.path)
     return result
+
+
+def walk_dirs(root: Path, options: WalkOptions | None = None, *, under: str = "") -> list[str]:
+    """The folders :func:`walk` enters (root-relative, ``""`` for the root), without looking at
+    files: what a watcher must watch, and nothing it need not."""
+    opts = options or WalkOptions()
+    root_s = os.path.abspath(root)
+    result = WalkResult()
+    specs = _specs_down_to(root_s, under, opts)
+    if specs is not None:
+        for _ in _walk_dir(root_s, under, specs, opts, result, dirs_only=True):
+            pass
+    return result.dirs
+
+
+def _specs_down_to(
+    root: str, rel_dir: str, opts: WalkOptions
+) -> list[tuple[str, pathspec.GitIgnoreSpec]] | None:
+    """The ignore rules in force inside ``rel_dir`` before its own ignore files are read, or
+    None when the walk would not enter it (or one of the folders above it)."""
+    specs = _root_specs(opts)
+    if not rel_dir:
+        return specs
+    parts = rel_dir.split("/")
+    if ".." in parts or "" in parts or rel_dir.startswith("/"):
+        return None
+    for depth in range(len(parts)):
+        above = "/".join(parts[:depth])
+        abs_above = os.path.join(root, above) if above else root
+        spec = _load_spec(abs_above, {".gitignore", ".navignore"})
+        if spec is not None:
+            specs = [*specs, (above, spec)]
+        rel = "/".join(parts[: depth + 1])
+        path = os.path.join(root, rel)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode) or _skip_dir(parts[depth], path, rel, specs, opts) is not None:
+            return None
+    return specs
+
+
+def _skip_dir(
+    name: str, path: str, rel: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]], opts: WalkOptions
+) -> str | None:
+    """Why the walk does not enter the real (not symlinked) folder ``rel``: ``""`` for a silent
+    skip, else a reason worth reporting; None when it enters it."""
+    if name in opts.skip_dirs or _ignored(specs, rel, True):
+        return ""  # vendored/generated tree, or ignored
+    if not _valid_name(rel):
+        return "folder name is not valid UTF-8; rename it to index it"
+    if os.path.exists(os.path.join(path, "pyvenv.cfg")):
+        return ""  # a virtualenv under any name
+    return None
 
 
 def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = None) -> WalkResult:
@@ -282,6 +349,8 @@ def _walk_dir(
     specs: list[tuple[str, pathspec.GitIgnoreSpec]],
     opts: WalkOptions,
     result: WalkResult,
+    *,
+    dirs_only: bool = False,
 ) -> Iterator[WalkedFile]:
     abs_dir = os.path.join(root, rel_dir) if rel_dir else root
     try:
@@ -289,11 +358,20 @@ def _walk_dir(
     except OSError as exc:
         result.skipped.append((rel_dir or ".", f"unreadable directory: {exc.strerror}"))
         return
+    result.dirs.append(rel_dir)
     spec = _load_spec(abs_dir, {e.name for e in entries})
     if spec is not None:
         specs = [*specs, (rel_dir, spec)]
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        if dirs_only:
+            try:
+                real_dir = entry.is_dir(follow_symlinks=False)  # the file type from readdir: no stat
+            except OSError:
+                continue
+            if real_dir and _skip_dir(entry.name, entry.path, rel, specs, opts) is None:
+                yield from _walk_dir(root, rel, specs, opts, result, dirs_only=True)
+            continue
         try:
             is_link = entry.is_symlink()
             st = entry.stat(follow_symlinks=True)
@@ -304,18 +382,13 @@ def _walk_dir(
                 result.skipped.append((rel, "unreadable"))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if entry.name in opts.skip_dirs or is_link:
-                continue  # vendored/generated tree, or a directory symlink (could loop)
-            if _ignored(specs, rel, True):
-                continue
-            if not _valid_name(rel):
-                result.skipped.append(
-                    (printable_path(rel) + "/", "folder name is not valid UTF-8; rename it to index it")
-                )
-                continue
-            if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
-                continue  # a virtualenv under any name
-            yield from _walk_dir(root, rel, specs, opts, result)
+            if is_link:
+                continue  # a directory symlink (could loop)
+            why = _skip_dir(entry.name, entry.path, rel, specs, opts)
+            if why:
+                result.skipped.append((printable_path(rel) + "/", why))
+            if why is None:
+                yield from _walk_dir(root, rel, specs, opts, result)
             continue
         if not stat.S_ISREG(st.st_mode):
             continue

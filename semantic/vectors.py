@@ -175,9 +175,10 @@ class VectorIndex:
     # -- persistence ------------------------------------------------------------------------
 
     def save(self, path: Path) -> None:
-        """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+        """Write atomically: a temporary file in the same folder, then ``os.replace``. The folder
+        must exist (``FileNotFoundError`` otherwise): a root deleted under a running daemon is not
+        made again by its last save."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             ids = np.asarray(list(self._hashes), dtype=np.int64)
             hashes = np.asarray([self._hashes[int(i)] for i in ids], dtype=np.str_)

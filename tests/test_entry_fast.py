@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from navigator import paths
 from navigator.frontends import client as client_mod
+from navigator.frontends import daemon as daemon_mod
 from navigator.frontends import entry, fastjson, wire
 from navigator.frontends.client import DaemonClient
 from navigator.results import Hit, Response, Symbol
@@ -52,6 +53,7 @@ def test_the_copied_constants_and_fields_equal_the_engines() -> None:
     assert entry._MAX_SOCKET_PATH == paths._MAX_SOCKET_PATH
     assert entry._REQUEST_TIMEOUT_S == client_mod.REQUEST_TIMEOUT_S
     assert entry._MAX_REPLY_BYTES == wire.MAX_REPLY_BYTES
+    assert entry._OTHER_ROOT == client_mod.OTHER_ROOT == daemon_mod.OTHER_ROOT
     assert tuple(f.name for f in dataclasses.fields(Response)) == entry._RESPONSE
     for cls in (Symbol, Hit):
         assert entry._ITEMS[wire.type_tag(cls)] == tuple(f.name for f in dataclasses.fields(cls))

@@ -6,6 +6,11 @@ died (``kill -9``) leaves a socket nobody listens on: the client sees the refuse
 connection, starts a new daemon (which removes the stale socket) and retries the
 request once. Two clients starting a daemon at once both end up talking to the
 one that won the daemon's lock.
+
+Every request names the client's root (``nav_root``: its path, device and inode). A daemon
+whose root that is not (the folder was moved, so its socket now sits under another path, or
+replaced) refuses it with :data:`OTHER_ROOT`; the client then asks that daemon to stop, waits
+for it to go and starts the root's own: a client never gets answers about another path.
 """
 
 from __future__ import annotations
@@ -32,6 +37,23 @@ from storage.errors import NavError, ServerError, shorten
 
 START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 300.0
+OTHER_ROOT = -32001  # navigator.frontends.daemon.OTHER_ROOT (this module stays light)
+
+
+class _OtherRoot(Exception):
+    """The daemon on our socket serves another root (see the module's docstring)."""
+
+
+def root_claim(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a request says about the root it is for: path, device and inode (a daemon compares
+    them with its own). :class:`~storage.errors.UsageError` when the root is gone."""
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        raise nav_errors.UsageError(
+            f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror} (deleted or moved?)"
+        ) from None
+    return {"path": os.fspath(root), "dev": st.st_dev, "ino": st.st_ino}
 
 
 def start_daemon(
@@ -102,6 +124,14 @@ def _check_peer(sock: socket.socket, where: Path) -> None:
         )
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
@@ -132,6 +162,18 @@ def _raise_remote(error: Any) -> None:
     if error.get("code") == -32602:
         raise nav_errors.UsageError(message)
     raise ServerError(f"daemon: {message}")
+
+
+def other_root(line: bytes) -> bool:
+    """Whether a reply line is a daemon's "I serve another root" (:data:`OTHER_ROOT`)."""
+    if b'"error"' not in line[:200]:
+        return False
+    try:
+        reply = loads(line, max_bytes=MAX_REPLY_BYTES, max_depth=64)
+    except WireError:
+        return False
+    error = reply.get("error") if isinstance(reply, dict) else None
+    return isinstance(error, dict) and error.get("code") == OTHER_ROOT
 
 
 def read_reply(method: str, line: bytes) -> Any:
@@ -254,6 +296,13 @@ class DaemonClient:
             self.connect()
             try:
                 return self._roundtrip(method, params)
+            except _OtherRoot:
+                self._retire()  # a daemon of another path: it must not answer, nor hold our lock
+                if attempt == 2:
+                    raise ServerError(
+                        f"the daemon on {self.paths.socket} serves another root, twice; "
+                        f"stop it with `nav daemon stop` in {self.root}"
+                    ) from None
             except (BrokenPipeError, ConnectionResetError, EOFError):
                 self.close()  # the daemon died mid-request: start a new one and retry once
                 if attempt == 2:
@@ -276,10 +325,26 @@ class DaemonClient:
         finally:
             os.close(fd)
 
-    def _roundtrip(self, method: str, params: dict[str, Any]) -> Any:
+    def _retire(self) -> None:
+        """Ask the daemon on our socket (one of another root) to stop; take its socket off our
+        path (it is not this root's: the next connection must not reach it while it goes), and
+        wait for our lock (which it holds when our folder is its moved root)."""
+        theirs = _file_id(self.paths.socket)
+        if self._sock is not None or self._try_connect():
+            with contextlib.suppress(OSError, EOFError, NavError):
+                self._roundtrip("daemon.stop", {}, claim=False)
+        self.close()
+        if theirs is not None and _file_id(self.paths.socket) == theirs:
+            with contextlib.suppress(OSError):
+                os.unlink(self.paths.socket)
+        self._wait_for_exit()
+
+    def _roundtrip(self, method: str, params: dict[str, Any], *, claim: bool = True) -> Any:
         assert self._file is not None
         req_id = next(self._ids)
-        msg = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params}
+        if claim:
+            msg["nav_root"] = root_claim(self.root)
         for key, value in params.items():
             if isinstance(value, float) and not math.isfinite(value):  # JSON cannot carry it
                 raise nav_errors.UsageError(f"`{key}` must be a finite number, got {value}")
@@ -308,6 +373,8 @@ class DaemonClient:
     def _reply(self, method: str, line: bytes) -> Any:
         if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):
             self.close()  # the rest of that line is still in the socket: this connection is done
+        if other_root(line):
+            raise _OtherRoot
         return read_reply(method, line)
 
     # -- the Navigator's verbs -------------------------------------------------------------
@@ -320,7 +387,7 @@ class DaemonClient:
         if self._sock is None and not self._try_connect():
             return False
         try:
-            self._roundtrip("daemon.stop", {})
+            self._roundtrip("daemon.stop", {}, claim=False)  # whatever root it serves: it is on our socket
         except (BrokenPipeError, ConnectionResetError, EOFError):
             pass  # it is gone already
         finally:

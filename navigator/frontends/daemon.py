@@ -16,6 +16,14 @@ ROOT`` runs one in the foreground.
 A daemon whose code changed on disk since it started (nav upgraded, or pulled in an editable
 install) answers no more requests: it closes the asking connection and exits, and the client
 starts a daemon running the new code and asks again (see :func:`code_stamp`).
+
+A daemon follows its root. Every :data:`ROOT_CHECK_S`, on the watcher's word that the root
+itself went, and before each re-index, it checks that the root's path still leads to the
+folder it started on (device and inode) and that ``.nav/daemon.sock`` is still its own socket;
+when not (the root deleted, moved or replaced), it exits, stopping its language servers, and
+never makes the folder again. Each request names the client's root (``nav_root``); a daemon
+of another root (its moved socket reached through the new path) refuses it with
+:data:`OTHER_ROOT`, and the client starts the root's own.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from navigator.frontends.wire import (
     INTERNAL_ERROR,
@@ -58,6 +66,9 @@ from navigator.paths import (
 )
 from storage.errors import NavError, shorten
 
+if TYPE_CHECKING:
+    from navigator.watch import Watcher
+
 log = logging.getLogger("nav.daemon")
 
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
@@ -65,8 +76,8 @@ DEBOUNCE_S = 0.15
 INITIAL_INDEX_WAIT_S = 240.0
 SCOPED_SYNC_MAX = 2000
 """Above this many changed paths (a branch switch), a full walk is cheaper than path by path."""
-IGNORE_FILES = frozenset({".gitignore", ".navignore"})
-"""A change to one of these re-walks the tree: files it now ignores lose their rows and vectors."""
+ROOT_CHECK_S = 2.0
+"""How often the idle clock checks that the root is still there, at its path, with our socket."""
 WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
@@ -104,6 +115,8 @@ MAX_DRAIN_BYTES = 256 * 1024 * 1024
 MAX_CONNECTIONS = 256
 """Connections served at once (a thread each); more are answered "too many connections" and closed."""
 SERVER_BUSY = -32000
+OTHER_ROOT = -32001
+"""The request's ``nav_root`` is not this daemon's root (it moved, or was replaced): ask your own."""
 LISTEN_BACKLOG = socket.SOMAXCONN
 """Connections the kernel queues before the daemon accepts them (was 5: a burst of clients got EAGAIN)."""
 
@@ -141,7 +154,7 @@ class Daemon:
         self._state = threading.Lock()
         self._stop = threading.Event()
         self._server: _Server | None = None
-        self._observer: Any = None
+        self._watcher: Watcher | None = None
         self._debounce: threading.Timer | None = None
         self._sync_cond = threading.Condition()
         self._dirty = False
@@ -170,6 +183,12 @@ class Daemon:
         self._code = code_stamp()
         self._code_checked = time.monotonic()
         self._code_stale = False
+        st = os.stat(self.root)
+        self.root_id = (st.st_dev, st.st_ino)
+        """The root's identity at start: a folder at the same path with another is not our root."""
+        self._socket_id: tuple[int, int] | None = None
+        self.root_lost: str | None = None
+        """Why this daemon's root is no longer its root (deleted, moved, socket taken), once it is not."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -188,6 +207,8 @@ class Daemon:
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
             self._server = _Server(str(self.paths.socket), _Handler, daemon=self)
             os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
+            sock_st = os.stat(self.paths.socket)
+            self._socket_id = (sock_st.st_dev, sock_st.st_ino)
             info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
             with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
                 fh.write(
@@ -209,10 +230,11 @@ class Daemon:
             self._server.serve_forever(poll_interval=0.2)
         finally:
             self._shutdown_parts()
-            with contextlib.suppress(FileNotFoundError):
-                self.paths.socket.unlink()
-            with contextlib.suppress(FileNotFoundError):
-                self.paths.info.unlink()
+            if self.root_lost is None:  # else the paths may be another root's (or daemon's) now
+                with contextlib.suppress(FileNotFoundError):
+                    self.paths.socket.unlink()
+                with contextlib.suppress(FileNotFoundError):
+                    self.paths.info.unlink()
             os.close(lock_fd)
         return 0
 
@@ -237,9 +259,8 @@ class Daemon:
     def _shutdown_parts(self) -> None:
         if self._embedder is not None:
             self._embedder.join(timeout=10)  # let a running slice finish and save its vectors
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
+        if self._watcher is not None:
+            self._watcher.stop()
         closer = getattr(self.nav, "shutdown", None)
         if callable(closer):
             closer()
@@ -375,7 +396,9 @@ class Daemon:
         return True
 
     def _idle_clock(self) -> None:
-        while not self._stop.wait(min(5.0, self.idle_timeout_s / 4)):
+        while not self._stop.wait(min(ROOT_CHECK_S, self.idle_timeout_s / 4)):
+            if self.check_root():
+                return
             with self._state:
                 idle = time.monotonic() - self.last_activity
                 busy = self.active > 0
@@ -389,47 +412,65 @@ class Daemon:
     # -- freshness -------------------------------------------------------------------------
 
     def _start_watcher(self) -> None:
-        try:
-            from watchdog.events import FileSystemEvent, FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:
-            log.warning("watchdog is not installed; queries check file stats instead")
-            return
-        daemon = self
+        """Watch the folders the index covers (see :mod:`navigator.watch`); without a watcher,
+        queries check file stats instead."""
+        from navigator.watch import start_watcher
 
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                path = str(event.src_path)
-                rel = os.path.relpath(path, daemon.root)
-                top = rel.split(os.sep, 1)[0]
-                if top in (".nav", ".git") or event.event_type in ("opened", "closed_no_write"):
-                    return
-                names = {os.path.basename(path), os.path.basename(str(getattr(event, "dest_path", "")))}
-                if names & IGNORE_FILES:
-                    daemon._schedule_sync(None)  # the ignore rules changed: walk the whole tree again
-                    return
-                if event.is_directory:
-                    if event.event_type == "modified":
-                        return  # a file inside changed: that file has its own event
-                    daemon._schedule_sync(None)  # a folder appeared, went or moved: check everything
-                    return
-                changed = [path]
-                dest = getattr(event, "dest_path", "")
-                if dest:
-                    changed.append(str(dest))
-                daemon._schedule_sync(changed)
+        self._watcher = start_watcher(
+            self.root,
+            options=lambda: self.nav.walk_options,
+            on_change=self._schedule_sync,
+            on_root_event=self.check_root,
+            on_degraded=self._watch_degraded,
+        )
+        self.watching = self._watcher is not None
 
+    def _watch_degraded(self, why: str) -> None:
+        """The watcher gave up (the watch limit): queries check file stats from now on."""
+        self.nav.refresh = True
+        self.watching = False
+        self._schedule_sync(None)  # what changed while the watches went is unknown
+
+    def check_root(self) -> bool:
+        """Whether this daemon's root is gone: the path no longer leads to the folder it started
+        on (deleted, moved, replaced) or ``.nav/daemon.sock`` is no longer its socket (then no
+        client can reach it). A lost root stops the daemon, its language servers with it."""
+        if self.root_lost is None:
+            self.root_lost = self._why_root_lost()
+            if self.root_lost is None:
+                return False
+            log.warning("%s; exiting", self.root_lost)
+            self.stop()
+        return True
+
+    def _why_root_lost(self) -> str | None:
         try:
-            observer = Observer()
-            observer.schedule(Handler(), str(self.root), recursive=True)
-            observer.start()
-        except OSError as exc:  # e.g. the inotify watch limit
-            log.warning("cannot watch %s (%s); queries check file stats instead", self.root, exc)
-            return
-        self._observer = observer
-        self.watching = True
+            st = os.stat(self.root)
+        except OSError as exc:
+            return f"the root {self.root} is gone ({exc.strerror})"
+        if (st.st_dev, st.st_ino) != self.root_id:
+            return f"the root {self.root} is another folder now (moved or replaced)"
+        if self._socket_id is not None:
+            try:
+                sock = os.stat(self.paths.socket)
+            except OSError:
+                return f"the socket {self.paths.socket} is gone (the index folder was removed)"
+            if (sock.st_dev, sock.st_ino) != self._socket_id:
+                return f"the socket {self.paths.socket} is another daemon's now"
+        return None
+
+    def serves(self, claimed: Any) -> bool:
+        """Whether a client's ``nav_root`` (its root's path, device and inode) is this daemon's root."""
+        return (
+            isinstance(claimed, dict)
+            and claimed.get("path") == str(self.root)
+            and (claimed.get("dev"), claimed.get("ino")) == self.root_id
+            and self.root_lost is None
+        )
 
     def _schedule_sync(self, paths: list[str] | None = None) -> None:
+        if self._stop.is_set():
+            return
         with self._sync_cond:
             self._dirty = True
             if paths is None:
@@ -450,6 +491,8 @@ class Daemon:
             log.warning("re-index after a change failed: %s", exc)
 
     def _sync(self) -> None:
+        if self.check_root():
+            return  # a root that is gone is not re-indexed (nor its folder made again)
         started = time.perf_counter()
         with self._sync_cond:
             self._dirty = False
@@ -499,6 +542,15 @@ class Daemon:
             return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
         params = msg.get("params", {})
+        if "nav_root" in msg and not self.serves(msg["nav_root"]):
+            self.check_root()  # a client at another path: perhaps this root moved
+            return _error(
+                req_id,
+                OTHER_ROOT,
+                f"this daemon serves {self.root}, not {shorten(_claimed_path(msg['nav_root']))}; "
+                "ask the root's own daemon",
+                {"type": "OtherRoot", "root": str(self.root)},
+            )
         # asking how the daemon is doing is not using it: it neither pauses embedding nor keeps it from idling
         work = method not in ("daemon.status", "daemon.ping")
         with self._state:
@@ -585,6 +637,7 @@ class Daemon:
             "uptime_s": round(time.time() - self.started_at, 1),
             "requests": self.requests,
             "watching": self.watching,
+            "watcher": self._watcher.describe() if self._watcher is not None else None,
             "idle_timeout_s": self.idle_timeout_s,
             "last_sync_s": self.last_sync_s,
             "syncs": self.syncs,
@@ -595,6 +648,10 @@ class Daemon:
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "rss_now_mb": _rss_now_mb(),
         }
+
+
+def _claimed_path(claimed: Any) -> Any:
+    return claimed.get("path") if isinstance(claimed, dict) else claimed
 
 
 def _error(req_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:

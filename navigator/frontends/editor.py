@@ -68,6 +68,7 @@ from navigator.confine import confine, read_text_inside
 from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
 from navigator.frontends.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
 from navigator.results import Hit, Symbol, to_data
+from navigator.watch import Watcher
 from semantic.languages import detect_language
 from storage.errors import NavError, OutsideRootError, UsageError
 
@@ -142,7 +143,7 @@ class RootEngine:
         # the index, read here (the daemon keeps it fresh; without it, each query refreshes it)
         self.local = Navigator(root, refresh=self.remote is None)
         self.watching = False
-        self._observer: Any = None
+        self._observer: Watcher | None = None
         # set once the warm-up's first index of this root is done: until then, requests wait
         # (bounded), so the first answers do not come from a half-built index without a word
         self.indexed = threading.Event()
@@ -158,38 +159,23 @@ class RootEngine:
 
     def start_watching(self) -> None:
         """Tell this process's language servers about files changed on disk (by a save, a
-        checkout...), so requests need not walk the tree first."""
-        try:
-            from watchdog.events import FileSystemEvent, FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:
-            return
-        engine = self
+        checkout...), so requests need not walk the tree first. Only the folders the index
+        covers are watched (see :mod:`navigator.watch`): a ``.venv`` costs nothing."""
+        from navigator.watch import start_watcher
 
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.event_type in ("opened", "closed_no_write"):
-                    return
-                rel = os.path.relpath(str(event.src_path), engine.root)
-                if rel.split(os.sep, 1)[0] in (".nav", ".git"):
-                    return
-                if event.is_directory:
-                    if event.event_type != "modified":
-                        engine.exact.files_changed(None)
-                    return
-                paths = [str(event.src_path)] + ([str(event.dest_path)] if getattr(event, "dest_path", "") else [])
-                engine.exact.files_changed(paths)
+        self._observer = start_watcher(
+            self.root,
+            options=lambda: self.local.walk_options,
+            on_change=self.exact.files_changed,
+            on_degraded=self._watch_degraded,
+        )
+        if self._observer is not None:
+            self.table._follows = True
 
-        try:
-            observer = Observer()
-            observer.schedule(Handler(), str(self.root), recursive=True)
-            observer.daemon = True
-            observer.start()
-        except OSError as exc:
-            log.warning("cannot watch %s (%s); each request checks the tree", self.root, exc)
-            return
-        self._observer = observer
-        self.table._follows = True
+    def _watch_degraded(self, why: str) -> None:
+        """The watcher gave up (the watch limit): each request checks the tree again."""
+        self.table._follows = False
+        self.exact.files_changed(None)
 
     def close(self) -> None:
         if self._observer is not None:

@@ -37,6 +37,7 @@ _NAV_DIR = ".nav"  # navigator.paths.NAV_DIR
 _MAX_SOCKET_PATH = 100  # navigator.paths._MAX_SOCKET_PATH
 _REQUEST_TIMEOUT_S = 300.0  # navigator.frontends.client.REQUEST_TIMEOUT_S
 _MAX_REPLY_BYTES = 256 * 1024 * 1024  # navigator.frontends.wire.MAX_REPLY_BYTES
+_OTHER_ROOT = -32001  # navigator.frontends.daemon.OTHER_ROOT
 _RESPONSE = ("items", "complete", "reason", "source", "elapsed_ms", "notes")
 _ITEMS = {
     "navigator.results:Symbol": (
@@ -101,7 +102,8 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
     line, or None when :class:`~navigator.frontends.client.DaemonClient` must take over (no
     daemon yet or a stale socket: it starts one; a deep root whose socket lives elsewhere;
     another user's socket: it refuses, saying why; the daemon died mid-request: it restarts it
-    and asks again)."""
+    and asks again; the daemon serves another root, e.g. this folder's old path: it stops that
+    one and starts this root's own)."""
     import _socket
 
     from navigator.frontends import fastjson
@@ -121,7 +123,9 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
             if int.from_bytes(creds[4:8], sys.byteorder, signed=True) != os.getuid():
                 return None
         sock.settimeout(_REQUEST_TIMEOUT_S)
-        msg = {"jsonrpc": "2.0", "id": 1, "method": verb, "params": params}
+        st = os.stat(root)
+        claim = {"path": root, "dev": st.st_dev, "ino": st.st_ino}  # client.root_claim
+        msg = {"jsonrpc": "2.0", "id": 1, "method": verb, "params": params, "nav_root": claim}
         try:
             sock.sendall(fastjson.dumps(msg, ensure_ascii=True, allow_nan=False).encode("ascii") + b"\n")
         except (TypeError, ValueError):
@@ -145,11 +149,26 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
                 break
         data = b"".join(chunks)
         end = data.find(b"\n")
-        return data[: end + 1] if end >= 0 else data
-    except (BrokenPipeError, ConnectionResetError):
+        line = data[: end + 1] if end >= 0 else data
+        return None if _other_root(line) else line
+    except (BrokenPipeError, ConnectionResetError, FileNotFoundError):
         return None
     finally:
         sock.close()
+
+
+def _other_root(line: bytes) -> bool:
+    """Whether the reply is the daemon's "I serve another root" (client.other_root)."""
+    if b'"error"' not in line[:200]:
+        return False
+    from navigator.frontends import fastjson
+
+    try:
+        reply = fastjson.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    error = reply.get("error") if isinstance(reply, dict) else None
+    return isinstance(error, dict) and error.get("code") == _OTHER_ROOT
 
 
 class _Row:
