@@ -299,3 +299,31 @@ def test_embedding_is_shared_across_roots_the_queried_one_first(
     finally:
         first.stop()
         second.stop()
+
+
+def test_an_idle_daemon_beyond_the_budget_exits(roots: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NAV_MAX_DAEMONS", "1")
+    monkeypatch.setenv("NAV_MODEL_IDLE_S", "1")  # the idle time after which one beyond the budget exits
+    monkeypatch.setenv("NAV_DAEMON_NO_WARM", "1")
+    old, new = roots("old", python_root(1)), roots("new", python_root(1))
+    first, second = DaemonClient(old), DaemonClient(new)
+    try:
+        first.definitions("f0")
+        pid = first.daemon_status()["pid"]
+        second.definitions("f0")  # another root in use: the first is beyond a budget of 1, and idle
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    break  # exited; our own child, not yet reaped
+            assert time.monotonic() < deadline, "the daemon beyond the budget never exited"
+            time.sleep(0.1)  # waiting for the process to exit, bounded
+        assert {row["root"] for row in nav_status_all()} == {str(new)}
+        assert first.definitions("f0").items  # asked again, a new daemon answers
+    finally:
+        first.stop()
+        second.stop()
