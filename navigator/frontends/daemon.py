@@ -188,7 +188,7 @@ class Daemon:
         """Language -> "starting" / "ready" / "not available", for the servers warmed at start
         (what runs now: :meth:`server_states`)."""
         self._code_servers: dict[str, str] = {}
-        """The index's languages that have a server: language -> server key."""
+        """The index's languages that have a server, most files first: language -> server key."""
         self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
         self._initial_done = threading.Event()
@@ -327,8 +327,9 @@ class Daemon:
         except NavError as exc:
             log.warning("cannot read the index's languages: %s", exc)
             return None
+        by_files = sorted(sizes, key=lambda lang: (-sizes[lang][0], lang))  # a server is named by its main language
         self._code_servers = {
-            lang: key for lang in sizes if lang in WARMABLE and (key := server_key(lang)) is not None
+            lang: key for lang in by_files if lang in WARMABLE and (key := server_key(lang)) is not None
         }
         return sizes
 
@@ -729,7 +730,7 @@ class Daemon:
         live = self._pool.states(self.root)
         out: dict[str, str] = {}
         named: set[str] = set()
-        for language, key in sorted(self._code_servers.items()):
+        for language, key in list(self._code_servers.items()):
             if key in named:
                 continue
             named.add(key)
