@@ -176,9 +176,10 @@ class Registration:
 
     def touch(self) -> None:
         """Mark a request now (the entry's mtime orders the daemons by use)."""
-        if self._fd is not None:
+        fd = self._fd
+        if fd is not None:
             with contextlib.suppress(OSError):
-                os.utime(self._fd)
+                os.utime(fd)
 
     def want(self, *, asked: float, passes: float) -> None:
         """Say this daemon wants to embed now (atomically: readers see the old or the new)."""
@@ -197,13 +198,14 @@ class Registration:
             self.want_path.unlink()
 
     def close(self) -> None:
-        if self._fd is None:
+        fd, self._fd = self._fd, None  # first: a touch from another thread no longer uses it
+        if fd is None:
             return
-        self.unwant()
+        with contextlib.suppress(FileNotFoundError):
+            self.want_path.unlink()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        os.close(self._fd)
-        self._fd = None
+        os.close(fd)
 
 
 def _private_opener(path: str, flags: int) -> int:
