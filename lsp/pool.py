@@ -5,7 +5,11 @@
   out of time says ``server still indexing``;
 - a server that exits is restarted by the next query (immediately the first time, then
   with a growing delay while it keeps crashing);
-- stopped after ``idle_timeout_s`` without queries;
+- stopped after ``idle_timeout_s`` without queries (default :data:`DEFAULT_IDLE_TIMEOUT_S`), or
+  released on request (:meth:`ServerPool.release`: the daemon's per-user budget); the next
+  query starts it again and waits for it within its deadline;
+- :meth:`ServerPool.states` says, per server, what is running now (running, starting, stopped
+  idle, released, not available, crashed);
 - every query carries a deadline; one language's failure never touches another's session;
 - :meth:`ServerPool.close` (also run at exit) stops every server and kills its process group.
 
@@ -19,16 +23,17 @@ import atexit
 import contextlib
 import dataclasses
 import logging
+import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
-from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of
+from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of, _process_tree
 
 __all__ = ["Operation", "Position", "Location", "LspAnswer", "RawAnswer", "ServerPool"]
 
@@ -99,6 +104,13 @@ class RawAnswer:
     answered: bool = True
 
 
+DEFAULT_IDLE_TIMEOUT_S = 600.0
+"""A server with no query for this long is stopped (the daemon reads ``NAV_SERVER_IDLE_S``)."""
+
+STOPPED_IDLE = "stopped idle"
+RELEASED = "released"
+
+
 class _NoServer(Exception):
     pass
 
@@ -122,7 +134,7 @@ class ServerPool:
     """Warm language servers for any number of roots. Thread-safe, synchronous API."""
 
     def __init__(
-        self, *, idle_timeout_s: float = 600.0, start_timeout_s: float = 120.0, hung_after: int = 3,
+        self, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, start_timeout_s: float = 120.0, hung_after: int = 3,
         hung_silent_s: float = 60.0,
     ) -> None:
         self.idle_timeout_s = idle_timeout_s
@@ -134,6 +146,11 @@ class ServerPool:
         self._sessions: dict[tuple[Path, str], ServerSession] = {}
         self._starting: dict[tuple[Path, str], asyncio.Task[ServerSession]] = {}
         self._crashes: dict[tuple[Path, str], _Crashes] = {}
+        self._in_use: dict[tuple[Path, str], int] = {}
+        """Queries being served per server: the reaper never stops one mid-answer."""
+        self._stopped: dict[tuple[Path, str], tuple[str, float]] = {}
+        """Servers that are not running and why (:data:`STOPPED_IDLE`, :data:`RELEASED`, "not
+        available: ..."), with when; a start clears the entry."""
         self._background: set[asyncio.Future[None]] = set()
         self._overlays: dict[Path, dict[str, str]] = {}
         """Per root: editor buffers (absolute path -> text) the servers see instead of the disk."""
@@ -182,9 +199,13 @@ class ServerPool:
     def _reap(self) -> None:
         now = time.monotonic()
         for key, session in list(self._sessions.items()):
-            if now - session.last_used > self.idle_timeout_s:
+            # idle since its last request, or since it finished loading (a warmed server is not
+            # stopped the moment it is ready because its start took longer than the timeout)
+            since = max(session.last_used, session.ready_at or 0.0)
+            if now - since > self.idle_timeout_s and not self._in_use.get(key):
                 log.info("stopping idle %s for %s", session.definition.name, key[0])
                 del self._sessions[key]
+                self._stopped[key] = (STOPPED_IDLE, now)
                 asyncio.ensure_future(session.stop())
         if not self._closed:
             self._schedule_reaper()
@@ -282,23 +303,24 @@ class ServerPool:
             try:
                 session = await self._session(root.resolve(), language, deadline)
                 name = session.definition.name
-                if not session.ready.is_set():
-                    if session.definition.open_before_ready:
-                        session.sync_overlay()
-                        session.ensure_open(path)
-                    await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
-                    if session.exited.is_set():
-                        raise ServerExited(f"{name} exited while loading (code {session.returncode})")
-                if not session.supports(capability):
-                    return RawAnswer(complete=False, reason=f"{name} does not support {method}", server=name,
-                                     answered=False)  # fmt: skip
-                await (session.sync_files() if rescan else session.sync_pending())
-                session.sync_overlay()
-                session.ensure_open(path)
-                if not session.quiet.is_set():  # still loading the project: its answer would be partial
-                    await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
-                left = max(0.001, deadline - time.monotonic())
-                return RawAnswer(await session.request(method, params, timeout_s=left), server=name)
+                with self._using((root.resolve(), session.definition.key), session):
+                    if not session.ready.is_set():
+                        if session.definition.open_before_ready:
+                            session.sync_overlay()
+                            session.ensure_open(path)
+                        await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
+                        if session.exited.is_set():
+                            raise ServerExited(f"{name} exited while loading (code {session.returncode})")
+                    if not session.supports(capability):
+                        return RawAnswer(complete=False, reason=f"{name} does not support {method}", server=name,
+                                         answered=False)  # fmt: skip
+                    await (session.sync_files() if rescan else session.sync_pending())
+                    session.sync_overlay()
+                    session.ensure_open(path)
+                    if not session.quiet.is_set():  # still loading the project: its answer would be partial
+                        await asyncio.wait_for(session.quiet.wait(), max(0.001, deadline - time.monotonic()))
+                    left = max(0.001, deadline - time.monotonic())
+                    return RawAnswer(await session.request(method, params, timeout_s=left), server=name)
             except (_NoServer, _Backoff) as exc:
                 return RawAnswer(complete=False, reason=str(exc), server=name, answered=False)
             except TimeoutError:
@@ -352,6 +374,79 @@ class ServerPool:
             "ready_after_s": None if session.ready_at is None else session.ready_at - session.started_at,
         }
 
+    def states(self, root: Path) -> dict[str, str]:
+        """Per server key (``python``, ``typescript``, ``cpp``...) under ``root``: what it is doing
+        now — ``running``, ``starting``, ``stopped idle``, ``released``, ``crashed`` (restarted by
+        the next query) or ``not available: <why>``. Servers never asked for are absent."""
+        root = root.resolve()
+        loop = self._loop
+        if loop is None or self._closed:
+            return {}
+
+        async def read() -> dict[str, str]:
+            out: dict[str, str] = {}
+            for (r, key), (why, _) in self._stopped.items():
+                if r == root:
+                    out[key] = why
+            for (r, key) in self._starting:
+                if r == root:
+                    out[key] = "starting"
+            for (r, key), session in self._sessions.items():
+                if r != root:
+                    continue
+                if session.exited.is_set():
+                    out[key] = "crashed"
+                else:
+                    out[key] = "running" if session.ready.is_set() else "starting"
+            return out
+
+        try:
+            states: dict[str, str] = self._call(read(), 5.0)
+        except (FutureTimeout, RuntimeError):
+            return {}
+        return states
+
+    def rss_mb(self, root: Path) -> float:
+        """Resident memory of ``root``'s servers and their children now, from /proc (0 elsewhere)."""
+        root = root.resolve()
+        pids = [s.pid for (r, _), s in list(self._sessions.items()) if r == root and s.pid is not None]
+        total = 0
+        page = os.sysconf("SC_PAGE_SIZE")
+        for pid in pids:
+            for p in _process_tree(pid):
+                with contextlib.suppress(OSError, ValueError, IndexError), open(
+                    f"/proc/{p}/statm", encoding="ascii"
+                ) as fh:
+                    total += int(fh.read().split()[1]) * page
+        return round(total / 2**20, 1)
+
+    def release(self, root: Path) -> int:
+        """Stop every server of ``root`` now (and any still starting), to give their memory back;
+        the next query for a language starts its server again. Returns how many were running."""
+        root = root.resolve()
+        if self._loop is None or self._closed:
+            return 0
+
+        async def go() -> int:
+            now = time.monotonic()
+            starting = [(k, t) for k, t in self._starting.items() if k[0] == root]
+            for key, task in starting:
+                task.cancel()
+                self._stopped[key] = (RELEASED, now)
+            await asyncio.gather(*(t for _, t in starting), return_exceptions=True)
+            sessions = [(k, s) for k, s in self._sessions.items() if k[0] == root]
+            for key, _ in sessions:
+                del self._sessions[key]
+                self._stopped[key] = (RELEASED, now)
+            await asyncio.gather(*(s.stop() for _, s in sessions), return_exceptions=True)
+            return len(sessions)
+
+        try:
+            n: int = self._call(go(), 30.0)
+        except (FutureTimeout, RuntimeError):
+            return 0
+        return n
+
     def stop(self, root: Path, language: str) -> None:
         key = server_key(language)
         session = self._sessions.pop((root.resolve(), key), None) if key else None
@@ -394,6 +489,18 @@ class ServerPool:
         self.close()
 
     # -- async core ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _using(self, key: tuple[Path, str], session: ServerSession) -> Iterator[None]:
+        """A query in progress on ``session`` (on the loop): not idle, whatever its requests' ages."""
+        self._in_use[key] = self._in_use.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self._in_use[key] -= 1
+            if not self._in_use[key]:
+                del self._in_use[key]
+            session.last_used = time.monotonic()
 
     async def _session(self, root: Path, language: str, deadline: float) -> ServerSession:
         key_name = server_key(language)
@@ -441,13 +548,14 @@ class ServerPool:
         try:
             found = available_definition(language)
             if found is None:
-                raise _NoServer(
-                    f"no server for {language} installed (install: {install_command(language)})"
-                )
+                missing = f"no server for {language} installed (install: {install_command(language)})"
+                self._stopped[key] = (f"not available: {missing}", time.monotonic())
+                raise _NoServer(missing)
             definition, binary = found
-            why = definition.unusable(root, binary)
-            if why is not None:
-                raise _NoServer(why)
+            unusable = definition.unusable(root, binary)
+            if unusable is not None:
+                self._stopped[key] = (f"not available: {unusable}", time.monotonic())
+                raise _NoServer(unusable)
             session = ServerSession(definition, binary, root)
             session.overlay = self._overlays.setdefault(root, {})
             try:
@@ -457,6 +565,7 @@ class ServerPool:
                 await asyncio.shield(session.stop())
                 raise
             self._sessions[key] = session
+            self._stopped.pop(key, None)
             return session
         finally:
             self._starting.pop(key, None)
@@ -466,17 +575,23 @@ class ServerPool:
         rescan: bool = True,
     ) -> LspAnswer:
         name: str | None = None
+        # a server stopped idle (or released) is started again here, and waited for within the
+        # deadline; the answer says so, and says why when the deadline came first
+        stopped = self._stopped.get((root, server_key(language) or ""))
         for attempt in (1, 2):
             started = False
             try:
                 session = await self._session(root, language, deadline)
                 started = True
                 name = session.definition.name
-                answer = await self._ask(session, op, positions, deadline, rescan)
+                with self._using((root, session.definition.key), session):
+                    answer = await self._ask(session, op, positions, deadline, rescan)
                 if answer.answered:
                     self._crashes.pop((root, session.definition.key), None)  # it works: no crash loop
                 if session.notes:  # what the server's setup could not do (no tsconfig, old toolchain...)
                     answer = dataclasses.replace(answer, notes=(*answer.notes, *session.notes))
+                if stopped is not None and stopped[0] in (STOPPED_IDLE, RELEASED):
+                    answer = _after_restart(answer, name, stopped[0])
                 return answer
             except _NoServer as exc:
                 return LspAnswer(complete=False, reason=str(exc), answered=False)
@@ -487,6 +602,9 @@ class ServerPool:
                     reason = "deadline reached"
                 elif attempt == 2:
                     reason = "deadline reached while the server was restarting"
+                elif stopped is not None and stopped[0] in (STOPPED_IDLE, RELEASED):
+                    why = "after stopping idle" if stopped[0] == STOPPED_IDLE else "after it was released"
+                    reason = f"deadline reached while the server was starting again ({why})"
                 else:
                     reason = "deadline reached while the server was starting"
                 return LspAnswer(
@@ -594,6 +712,17 @@ class ServerPool:
             if text:
                 texts.append(text)
         return LspAnswer(tuple(locations), server=server, text="\n\n".join(texts) or None)
+
+
+def _after_restart(answer: LspAnswer, server: str, why: str) -> LspAnswer:
+    """An answer from a server started again because it had stopped idle or been released:
+    a note when it answered, the reason reworded when it could not in time."""
+    how = "after stopping idle" if why == STOPPED_IDLE else "after it was released"
+    if answer.answered:
+        return dataclasses.replace(answer, notes=(*answer.notes, f"started again ({how})"))
+    if answer.reason and answer.reason.startswith("server still indexing"):
+        return dataclasses.replace(answer, reason=f"{answer.reason}; {server} was starting again ({how})")
+    return answer
 
 
 def _partial(locations: list[Location], texts: list[str], server: str, done: int) -> LspAnswer:

@@ -720,6 +720,11 @@ class Navigator:
         sooner (the daemon's background slices use small ones, to give the core back quickly)."""
         return self._searcher().sync(budget_s=budget_s, progress=progress, batch_size=batch_size)
 
+    def model_loaded(self) -> bool:
+        """Whether the embedding model is in memory now (the daemon's budget asks)."""
+        first: SemanticSearch | None = getattr(self, "_first_searcher", None)
+        return first is not None and first.model_loaded
+
     def release_model(self) -> bool:
         """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
         needs it); True when one was loaded. The daemon calls it when idle."""

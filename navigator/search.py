@@ -257,6 +257,11 @@ class SemanticSearch:
                 self._shared.embedder = load_embedder(self._shared.model)
             return self._shared.embedder
 
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the embedding model shared by every instance over this index is in memory."""
+        return self._shared.embedder is not None
+
     def release_model(self) -> bool:
         """Drop the embedding model shared by every instance over this index (it loads again on
         next use); False when none is loaded or a sync is embedding right now."""

@@ -741,6 +741,15 @@ class Store:
             last_run_finished_at=float(finished) if finished else None,
         )
 
+    def language_sizes(self) -> dict[str, tuple[int, int]]:
+        """Per language of the indexed files: (files, lines). What the daemon warms servers by."""
+        return {
+            str(lang or "text"): (int(n), int(lines or 0))
+            for lang, n, lines in self.conn.execute(
+                "SELECT language, count(*), sum(lines) FROM files GROUP BY language"
+            )
+        }
+
     def symbols_where(self, where: str, params: Sequence[object], *, limit: int = 1000) -> list[SymbolRow]:
         sql = (
             f"SELECT {_SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id "

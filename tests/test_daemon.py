@@ -237,7 +237,7 @@ def test_servers_of_the_main_language_are_warmed_at_start(root: Path, client: Da
         )
     client.stop()  # start again: the daemon warms servers after its first index
     deadline = time.monotonic() + 180
-    while client.daemon_status()["servers"].get("python") != "ready":
+    while client.daemon_status()["servers"].get("python") != "running":
         assert time.monotonic() < deadline, client.daemon_status()["servers"]
         time.sleep(0.05)  # polling the daemon's own report of the warm-up, bounded
     refs = client.references("create_sales_order", deadline_s=10)
@@ -257,7 +257,7 @@ def test_servers_of_every_indexed_language_are_warmed_at_start(root: Path, clien
     (root / "web").mkdir()
     (root / "web" / "app.js").write_text("function hello() {\n  return 1;\n}\n\nhello();\n")
     deadline = time.monotonic() + 180
-    while set(client.daemon_status()["servers"].values()) != {"ready"} or len(client.daemon_status()["servers"]) < 2:
+    while set(client.daemon_status()["servers"].values()) != {"running"} or len(client.daemon_status()["servers"]) < 2:
         assert time.monotonic() < deadline, client.daemon_status()["servers"]
         time.sleep(0.05)  # polling the daemon's own report of the warm-up, bounded
     assert set(client.daemon_status()["servers"]) == {"python", "javascript"}

@@ -725,13 +725,18 @@ def daemon_stop(obj: Ctx) -> None:
 
 
 @daemon.command("status")
+@click.option("--all", "all_daemons", is_flag=True, help="List every live daemon of this user, not only the root's.")
 @json_option
 @click.pass_obj
 @handle_errors
-def daemon_status(obj: Ctx, as_json: bool) -> None:
-    """Show whether a daemon serves the root: pid, uptime, requests, memory."""
+def daemon_status(obj: Ctx, all_daemons: bool, as_json: bool) -> None:
+    """Show whether a daemon serves the root: pid, uptime, requests, memory, what servers run."""
     from navigator.frontends.client import DaemonClient
     from storage.errors import ServerError
+
+    if all_daemons:
+        _all_daemons_status(as_json)
+        return
 
     client = DaemonClient(obj.root, autostart=False)
     try:
@@ -749,6 +754,56 @@ def daemon_status(obj: Ctx, as_json: bool) -> None:
         return
     for key, value in info.items():
         click.echo(f"{key + ':':<16}{value}")
+
+
+def _all_daemons_status(as_json: bool) -> None:
+    """Every live daemon of the user (the registry in the runtime folder; entries of dead ones
+    are removed as they are seen): root, pid, memory with its servers, servers, idle, embedding."""
+    from navigator.frontends.client import status_at
+    from navigator.frontends.registry import live_entries
+
+    rows: list[dict[str, Any]] = []
+    for entry in live_entries():
+        info = status_at(entry.socket)
+        row: dict[str, Any] = {
+            "root": entry.root,
+            "pid": entry.pid,
+            "answering": info is not None,
+            "idle_s": round(max(0.0, time.time() - entry.last_used), 1),
+        }
+        if info is not None:
+            own, servers = info.get("rss_now_mb") or 0.0, info.get("servers_rss_mb") or 0.0
+            budget = info.get("budget") or {}
+            row.update(
+                rss_mb=round(own + servers, 1),
+                daemon_rss_mb=own,
+                servers_rss_mb=servers,
+                servers=info.get("servers", {}),
+                embedding=info.get("embedding"),
+                vectors=info.get("vectors"),
+                over_budget=budget.get("over"),
+                released=budget.get("released"),
+            )
+        rows.append(row)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    if not rows:
+        click.echo("no nav daemon running")
+        return
+    for row in rows:
+        click.echo(printable(row["root"]))
+        if not row["answering"]:
+            click.echo(f"  pid {row['pid']}, not answering; idle {row['idle_s']:.0f} s")
+            continue
+        servers = ", ".join(f"{lang} {state}" for lang, state in row["servers"].items()) or "none"
+        vectors = f" ({row['vectors']} vectors)" if row["vectors"] else ""
+        click.echo(
+            f"  pid {row['pid']}, {row['rss_mb']:.0f} MB with its servers, idle {row['idle_s']:.0f} s"
+            + (f", released: {row['released']}" if row["released"] else "")
+        )
+        click.echo(f"  servers: {servers}")
+        click.echo(f"  embedding: {row['embedding']}{vectors}")
 
 
 def _embed_with_progress(nav: Any) -> Any:

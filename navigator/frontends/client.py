@@ -201,6 +201,28 @@ def read_reply(method: str, line: bytes) -> Any:
         ) from None
 
 
+def status_at(socket_path: str, *, timeout_s: float = 5.0) -> dict[str, Any] | None:
+    """``daemon.status`` of the daemon listening at ``socket_path`` (one of the user's, from the
+    registry), or None when it does not answer in time. Refuses another user's socket."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout_s)
+        sock.connect(socket_path)
+        _check_peer(sock, Path(socket_path))
+        with sock.makefile("rwb") as fh:
+            fh.write(dumps({"jsonrpc": "2.0", "id": 1, "method": "daemon.status", "params": {}}))
+            fh.flush()
+            line = fh.readline(MAX_REPLY_BYTES + 1)
+        if not line:
+            return None
+        value = read_reply("daemon.status", line)
+        return value if isinstance(value, dict) else None
+    except (OSError, ServerError):
+        return None
+    finally:
+        sock.close()
+
+
 class DaemonClient:
     """Talks JSON-RPC 2.0 to the root's daemon over its Unix socket."""
 

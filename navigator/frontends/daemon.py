@@ -44,6 +44,18 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from navigator.frontends.registry import (
+    DEFAULT_MAX_DAEMONS,
+    Registration,
+    Want,
+    budget_plan,
+    live_entries,
+    live_wants,
+    next_embedder,
+    registry_dir,
+    runtime_dir,
+    turn_cost,
+)
 from navigator.frontends.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -79,6 +91,9 @@ SCOPED_SYNC_MAX = 2000
 ROOT_CHECK_S = 2.0
 """How often the idle clock checks that the root is still there, at its path, with our socket."""
 WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
+WARM_SHARE = 0.2
+"""Warm-up starts the server of the root's main language (the most lines of code) and of any
+other holding at least this share of the code's files or lines; the rest start on first use."""
 
 # Navigator verbs the daemon serves. Anything else is "method not found".
 METHODS: frozenset[str] = frozenset(
@@ -106,6 +121,8 @@ METHODS: frozenset[str] = frozenset(
 EMBED_SLICE_S = 1.0
 """Background embedding works in slices this long (batches of EMBED_BATCH), then looks up."""
 EMBED_BATCH = 16
+TURN_POLL_S = 0.2
+"""How often a daemon waiting for its embedding turn looks at the registry again."""
 QUIET_S = 0.25
 """Background embedding starts a slice only after this long with no request in flight."""
 DEFAULT_MODEL_IDLE_S = 300.0
@@ -135,18 +152,34 @@ class Daemon:
         model_idle_s: float = DEFAULT_MODEL_IDLE_S,
         embed_lock: Path | None = None,
         pool: Any = None,
+        server_idle_s: float | None = None,
+        max_daemons: int = DEFAULT_MAX_DAEMONS,
+        registry: Path | None = None,
     ) -> None:
+        from lsp.pool import ServerPool
         from navigator.api import Navigator
+        from navigator.exact import ExactNavigator, NavigatorTable
 
         self.root = root.resolve()
         self.paths = daemon_paths(self.root)
         self.idle_timeout_s = idle_timeout_s
         self.nav = Navigator(self.root)
+        # the daemon owns the pool (servers maybe already starting: early_pool), so it can say
+        # what runs and release it
+        if pool is None:
+            pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
         self._pool = pool
-        if pool is not None:  # servers already starting (early_pool): the exact leg uses them
-            from navigator.exact import ExactNavigator, NavigatorTable
-
-            self.nav._exact = ExactNavigator(self.root, NavigatorTable(self.nav), pool=pool)
+        self.nav._exact = ExactNavigator(self.root, NavigatorTable(self.nav), pool=pool)
+        self.max_daemons = max_daemons
+        self.registry = registry if registry is not None else registry_dir()
+        self._registration: Registration | None = None
+        self.over_budget = False
+        self.released: str | None = None
+        """Why the servers and model were last given back before their own idle time, if they were."""
+        self._passes = 0.0
+        self._wanting = False
+        self._want_written: Want | None = None
+        self.last_used_wall = time.time()
         self.started_at = time.time()
         self.last_activity = time.monotonic()
         self.active = 0
@@ -166,7 +199,10 @@ class Daemon:
         self.embed_background = embed
         self.warm_servers = warm_servers
         self.servers: dict[str, str] = {}
-        """Language -> "starting" / "ready" / "not available", for the servers warmed at start."""
+        """Language -> "starting" / "ready" / "not available", for the servers warmed at start
+        (what runs now: :meth:`server_states`)."""
+        self._code_servers: dict[str, str] = {}
+        """The index's languages that have a server, most files first: language -> server key."""
         self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
         self._initial_done = threading.Event()
@@ -180,6 +216,8 @@ class Daemon:
         """What background embedding is doing: running / paused for a query / waiting for another
         nav daemon / done / stopped (see ``nav daemon status``)."""
         self.model_releases = 0
+        self.embed_slice_s = EMBED_SLICE_S
+        """How long one background embedding slice runs before it looks up (env NAV_EMBED_SLICE_S)."""
         self._code = code_stamp()
         self._code_checked = time.monotonic()
         self._code_stale = False
@@ -214,6 +252,7 @@ class Daemon:
                 fh.write(
                     json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)})
                 )
+            self._registration = Registration(self.registry, root=str(self.root), socket=str(self.paths.socket))
             if self.warm_servers:
                 self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
@@ -223,7 +262,9 @@ class Daemon:
             threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True).start()
             if self.embed_background:
                 self.nav.search_embed_budget_s = 0.0  # queries never wait for the model; this thread embeds
-                self._embedder = threading.Thread(target=self._embed_loop, name="nav-embed", daemon=True)
+                self._embedder = threading.Thread(
+                    target=self._embed_loop, args=(self.embed_slice_s,), name="nav-embed", daemon=True
+                )
                 self._embedder.start()
             _signal_ready(ready_fd, "ready")
             log.info("serving %s on %s (pid %d)", self.root, self.paths.socket, os.getpid())
@@ -235,6 +276,8 @@ class Daemon:
                     self.paths.socket.unlink()
                 with contextlib.suppress(FileNotFoundError):
                     self.paths.info.unlink()
+            if self._registration is not None:
+                self._registration.close()
             os.close(lock_fd)
         return 0
 
@@ -277,30 +320,40 @@ class Daemon:
             self._initial_done.set()
         if self.warm_servers:
             self._warm_servers()
+        else:
+            self._note_languages()
 
     def _warm_servers(self) -> None:
-        """Start the servers of every language the index holds, now and side by side, so the first
-        exact query does not pay a cold start (jdtls needs ~1 min on a mid-size Java repository,
-        more than a query's deadline). Returns at once; each server is warmed in a thread."""
-        from lsp.registry import server_key
-
-        try:
-            languages = self.nav.store.stats().languages
-        except NavError as exc:
-            log.warning("cannot read languages to warm servers: %s", exc)
+        """Start the servers of the languages the root is mostly made of (:func:`languages_to_warm`),
+        now and side by side, so the first exact query does not pay a cold start (jdtls needs ~1 min
+        on a mid-size Java repository, more than a query's deadline); a language with a few files
+        (test fixtures) starts on first use. Returns at once; each server is warmed in a thread."""
+        sizes = self._note_languages()
+        if sizes is None:
             return
-        by_server: dict[str, str] = {}
-        for language, files in sorted(languages.items(), key=lambda kv: -kv[1]):
-            key = server_key(language) if language in WARMABLE and files > 0 else None
-            if key is not None:
-                by_server.setdefault(key, language)  # one server serves ts, tsx and js
-        for language in by_server.values():
+        for language in languages_to_warm(sizes):
             if self._stop.is_set() or self.servers.get(language) in ("starting", "ready"):
                 continue
             self.servers[language] = "starting"
             threading.Thread(
                 target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True
             ).start()
+
+    def _note_languages(self) -> dict[str, tuple[int, int]] | None:
+        """Read the index's languages (files, lines) and remember those with a server, for
+        :meth:`server_states`; None when the index cannot be read."""
+        from lsp.registry import server_key
+
+        try:
+            sizes = self.nav.store.language_sizes()
+        except NavError as exc:
+            log.warning("cannot read the index's languages: %s", exc)
+            return None
+        by_files = sorted(sizes, key=lambda lang: (-sizes[lang][0], lang))  # a server is named by its main language
+        self._code_servers = {
+            lang: key for lang in by_files if lang in WARMABLE and (key := server_key(lang)) is not None
+        }
+        return sizes
 
     def _warm_one(self, language: str) -> None:
         try:
@@ -318,8 +371,11 @@ class Daemon:
         The machine comes first: a slice starts only when no request has been in flight for
         :data:`QUIET_S` (a query never shares its core with the model), and only while this
         daemon holds the user's embedding lock (:func:`embed_lock_path`): of all the user's
-        daemons, one embeds at a time. When every chunk has its vector the loop sleeps until
-        the watcher re-indexes something, so an idle daemon can give the model back.
+        daemons, one embeds at a time. The lock is taken per slice, and the daemons wanting it
+        take turns (:meth:`_my_turn`): the one asked something most recently goes first and most
+        often, none waits for ever. When every chunk has its vector the loop sleeps until the
+        watcher re-indexes something, so an idle daemon can give the model back. A daemon
+        beyond the user's budget (:meth:`keep_budget`) embeds again once it is asked something.
         """
         from semantic.embed import set_thread_limit
 
@@ -330,9 +386,21 @@ class Daemon:
             while not self._stop.is_set():
                 if not self._wait_for_quiet():
                     return
+                if self.over_budget:
+                    self._unwant()
+                    self.embedding = f"paused: beyond the budget of {self.max_daemons} daemons (until asked)"
+                    self._stop.wait(1.0)
+                    continue
+                if not self._my_turn():
+                    self.embedding = "waiting for another nav daemon"
+                    self._stop.wait(TURN_POLL_S)
+                    continue  # another root's daemon goes first; look again (and at _stop)
                 if lock_fd is not None and not flock_within(lock_fd, 2.0):
                     self.embedding = "waiting for another nav daemon"
                     continue  # another root's daemon is embedding; look again (and at _stop)
+                if lock_fd is not None and not self._my_turn():  # the turn moved while we waited
+                    fcntl.flock(lock_fd, fcntl.LOCK_UN)
+                    continue
                 try:
                     self.embedding = "running"
                     report = self.nav.embed(budget_s=slice_s, batch_size=EMBED_BATCH)
@@ -347,13 +415,52 @@ class Daemon:
                 finally:
                     if lock_fd is not None:
                         fcntl.flock(lock_fd, fcntl.LOCK_UN)
+                self._took_turn()
                 self.vectors = (report.vectors, report.chunks)
                 if report.complete:
+                    self._unwant()
                     self.embedding = "done"
                     requests_seen = self._sleep_until_more_to_embed(requests_seen)
         finally:
+            self._unwant()
             if lock_fd is not None:
                 os.close(lock_fd)
+
+    def _my_turn(self) -> bool:
+        """Say (in the registry) that this daemon wants to embed, and whether the next slice is
+        its own (:func:`~navigator.frontends.registry.next_embedder`, the same answer in every
+        daemon). A daemon that starts wanting joins at the others' lowest pass, so a newcomer
+        does not take every turn until it has caught up. Without a registry: always."""
+        reg = self._registration
+        if reg is None or not reg.active:
+            return True
+        others = [w for w in live_wants(reg.folder, live_entries(reg.folder)) if w.id != reg.id]
+        if not self._wanting:
+            self._passes = max(self._passes, min((w.passes for w in others), default=self._passes))
+            self._wanting = True
+            self._want_written = None
+        mine = Want(reg.id, self.last_used_wall, self._passes)
+        if self._want_written != mine:
+            reg.want(asked=mine.asked, passes=mine.passes)
+            self._want_written = mine
+        return next_embedder([*others, mine]) == reg.id
+
+    def _took_turn(self) -> None:
+        """After a slice: this daemon's pass moves on by its cost (less for the one asked last)."""
+        reg = self._registration
+        if reg is None or not reg.active:
+            return
+        wants = live_wants(reg.folder, live_entries(reg.folder))
+        others = [w for w in wants if w.id != reg.id]
+        self._passes += turn_cost(reg.id, [*others, Want(reg.id, self.last_used_wall, self._passes)])
+        reg.want(asked=self.last_used_wall, passes=self._passes)
+        self._want_written = Want(reg.id, self.last_used_wall, self._passes)
+
+    def _unwant(self) -> None:
+        if self._wanting and self._registration is not None:
+            self._registration.unwant()
+        self._wanting = False
+        self._want_written = None
 
     def _wait_for_quiet(self) -> bool:
         """Block while requests are being served (bounded polls); False when the daemon stops."""
@@ -363,6 +470,7 @@ class Daemon:
             if not busy:
                 return True
             self.embedding = "paused for a query"
+            self._unwant()  # other roots' daemons embed meanwhile; this one rejoins when quiet
             self._stop.wait(QUIET_S / 2)
         return False
 
@@ -395,6 +503,41 @@ class Daemon:
         log.info("idle for %.0f s: embedding model released (it reloads when needed)", idle)
         return True
 
+    def keep_budget(self, idle: float) -> str:
+        """Keep the user's budget of daemons (:func:`~navigator.frontends.registry.budget_plan`):
+        beyond the :attr:`max_daemons` most recently used, give the servers and the model back
+        (they start again on the next query), and exit once idle for :attr:`model_idle_s`.
+        Returns the plan followed."""
+        reg = self._registration
+        if reg is None or not reg.active:
+            return "keep"
+        entries = live_entries(reg.folder)
+        ranked = [e.id for e in entries]
+        self.over_budget = reg.id in ranked and ranked.index(reg.id) >= self.max_daemons
+        servers = any(state in ("running", "starting") for state in self._pool.states(self.root).values())
+        # the model counts beyond the budget; within it, it has its own idle time (model_idle_s)
+        holding = servers or (self.over_budget and self.nav.model_loaded())
+        plan = budget_plan(
+            reg.id, entries, budget=self.max_daemons, idle_s=idle, exit_idle_s=self.model_idle_s, holding=holding
+        )
+        if plan == "exit":
+            log.info("beyond the budget of %d daemons and idle for %.0f s; exiting", self.max_daemons, idle)
+            self.stop()
+        elif plan == "release":
+            why = (
+                f"beyond the budget of {self.max_daemons} daemons (NAV_MAX_DAEMONS)"
+                if self.over_budget
+                else f"idle for {idle:.0f} s while other roots are in use"
+            )
+            self.released = why  # first: a status that sees the servers released also sees why
+            stopped = self._pool.release(self.root)
+            model = self.over_budget and self.nav.release_model()
+            if model:
+                self.model_releases += 1
+            _trim_heap()
+            log.info("%s: released %d servers%s", why, stopped, " and the model" if model else "")
+        return plan
+
     def _idle_clock(self) -> None:
         while not self._stop.wait(min(ROOT_CHECK_S, self.idle_timeout_s / 4)):
             if self.check_root():
@@ -408,6 +551,7 @@ class Daemon:
                 return
             if not busy:
                 self.release_model_if_idle()
+                self.keep_budget(idle)
 
     # -- freshness -------------------------------------------------------------------------
 
@@ -558,6 +702,10 @@ class Daemon:
             self.requests += 1
             if work:
                 self.last_activity = time.monotonic()
+                self.last_used_wall = time.time()
+                self.released = None  # in use again: what it needs starts again
+        if work and self._registration is not None:
+            self._registration.touch()  # the user's daemons are ranked by use (the budget)
         try:
             result = self._dispatch(method, params)
         except WireError as exc:
@@ -627,6 +775,27 @@ class Daemon:
             raise WireError(INVALID_PARAMS, f"params must be an array or an object, got {shorten(params)}")
         return encode(fn(**check_params(fn, args, kwargs)))
 
+    def server_states(self) -> dict[str, str]:
+        """Per language with a server (one per server: ts, tsx and js share one), what runs now:
+        ``running``, ``starting``, ``stopped idle``, ``released`` (the daemon budget, or other
+        roots in use), ``crashed``, ``not available: <why>``, or ``not started`` (starts on
+        first use)."""
+        live = self._pool.states(self.root)
+        out: dict[str, str] = {}
+        named: set[str] = set()
+        for language, key in list(self._code_servers.items()):
+            if key in named:
+                continue
+            named.add(key)
+            warmed = next((lang for lang, k in self._code_servers.items() if k == key and lang in self.servers), None)
+            out[warmed or language] = live.get(key) or (
+                "not available" if self.servers.get(warmed or "") == "not available" else "not started"
+            )
+        for key, state in live.items():
+            if key not in named:
+                out[key] = state
+        return out
+
     def info(self) -> dict[str, Any]:
         import resource
 
@@ -641,7 +810,10 @@ class Daemon:
             "idle_timeout_s": self.idle_timeout_s,
             "last_sync_s": self.last_sync_s,
             "syncs": self.syncs,
-            "servers": dict(self.servers),
+            "servers": self.server_states(),
+            "servers_rss_mb": self._pool.rss_mb(self.root),
+            "idle_s": round(time.monotonic() - self.last_activity, 1),
+            "budget": {"max_daemons": self.max_daemons, "over": self.over_budget, "released": self.released},
             "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
             "embedding": self.embedding,
             "model_releases": self.model_releases,
@@ -667,14 +839,7 @@ def embed_lock_path() -> Path:
     In ``$NAV_RUNTIME_DIR`` (tests), else ``$XDG_RUNTIME_DIR/nav``, else ``~/.cache/nav``:
     folders only the user can write, never a shared /tmp name another user could take first.
     """
-    base = os.environ.get("NAV_RUNTIME_DIR")
-    if base:
-        folder = Path(base)
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "nav"
-    else:
-        folder = Path.home() / ".cache" / "nav"
-    return folder / "embed.lock"
+    return runtime_dir() / "embed.lock"
 
 
 def _open_user_lock(path: Path) -> int | None:
@@ -848,7 +1013,36 @@ class _Handler(socketserver.StreamRequestHandler):
         return True
 
 
-def early_pool(root: Path, index_db: Path) -> Any:
+def languages_to_warm(sizes: dict[str, tuple[int, int]]) -> list[str]:
+    """Which languages' servers a daemon starts before the first query, from the index's
+    (files, lines) per language: the main language (most lines among languages with a server),
+    and any other server's languages holding at least :data:`WARM_SHARE` of those files or
+    lines. One language per server (ts, tsx and js share one), the one with the most files."""
+    from lsp.registry import server_key
+
+    groups: dict[str, list[Any]] = {}  # server key -> [files, lines, language with most files, its files]
+    for language, (files, lines) in sizes.items():
+        key = server_key(language) if language in WARMABLE and files > 0 else None
+        if key is None:
+            continue
+        g = groups.setdefault(key, [0, 0, language, files])
+        g[0] += files
+        g[1] += lines
+        if files > g[3] or (files == g[3] and language < g[2]):
+            g[2], g[3] = language, files
+    if not groups:
+        return []
+    total_files = sum(g[0] for g in groups.values())
+    total_lines = sum(g[1] for g in groups.values())
+    main = max(groups, key=lambda k: (groups[k][1], groups[k][0], k))
+    out = [groups[main][2]]
+    for key, (files, lines, language, _) in sorted(groups.items(), key=lambda kv: (-kv[1][1], kv[0])):
+        if key != main and (files >= WARM_SHARE * total_files or (total_lines and lines >= WARM_SHARE * total_lines)):
+            out.append(language)
+    return out
+
+
+def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> Any:
     """Start the servers of the languages an existing index holds before the rest of nav is
     imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
     pool, or None when there is no index to read yet (the daemon warms after its first run)."""
@@ -858,27 +1052,37 @@ def early_pool(root: Path, index_db: Path) -> Any:
         return None
     try:
         with contextlib.closing(sqlite3.connect(f"{index_db.as_uri()}?mode=ro", uri=True, timeout=1.0)) as db:
-            rows = db.execute("SELECT language, COUNT(*) FROM files GROUP BY language").fetchall()
+            rows = db.execute("SELECT language, COUNT(*), SUM(lines) FROM files GROUP BY language").fetchall()
     except sqlite3.Error as exc:
         log.warning("cannot read languages to warm servers early: %s", exc)
         return None
     from lsp.pool import ServerPool
-    from lsp.registry import server_key
 
-    by_server: dict[str, str] = {}
-    for language, _ in sorted(rows, key=lambda r: -int(r[1])):
-        key = server_key(language) if language in WARMABLE else None
-        if key is not None:
-            by_server.setdefault(key, language)
-    if not by_server:
+    warm = languages_to_warm({str(lang or "text"): (int(n), int(lines or 0)) for lang, n, lines in rows})
+    if not warm:
         return None
-    pool = ServerPool()
-    for language in by_server.values():
+    pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
+    for language in warm:
         threading.Thread(
             target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
             daemon=True,
         ).start()  # fmt: skip
     return pool
+
+
+def _env_number(name: str, default: float, *, low: float = 0.0) -> float:
+    """A positive number from the environment; the default, with a warning naming the bad value."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value >= low and value != float("inf")):
+        log.warning("%s=%s is not a usable number (at least %g); using %g", name, shorten(raw), low, default)
+        return default
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -913,11 +1117,12 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
-    try:
-        model_idle_s = float(os.environ.get("NAV_MODEL_IDLE_S", DEFAULT_MODEL_IDLE_S))
-    except ValueError:
-        log.warning("NAV_MODEL_IDLE_S is not a number; using %.0f s", DEFAULT_MODEL_IDLE_S)
-        model_idle_s = DEFAULT_MODEL_IDLE_S
+    from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
+
+    model_idle_s = _env_number("NAV_MODEL_IDLE_S", DEFAULT_MODEL_IDLE_S)
+    server_idle_s = _env_number("NAV_SERVER_IDLE_S", DEFAULT_SERVER_IDLE_S)
+    slice_s = _env_number("NAV_EMBED_SLICE_S", EMBED_SLICE_S)
+    max_daemons = int(_env_number("NAV_MAX_DAEMONS", DEFAULT_MAX_DAEMONS, low=1))
     daemon = Daemon(
         args.root,
         idle_timeout_s=args.idle_timeout,
@@ -925,8 +1130,13 @@ def main(argv: list[str] | None = None) -> int:
         embed=not args.no_embed,
         warm_servers=not args.no_warm,
         model_idle_s=model_idle_s,
-        pool=None if args.no_warm else early_pool(args.root.resolve(), paths.nav_dir / "index.db"),
+        server_idle_s=server_idle_s,
+        max_daemons=max_daemons,
+        pool=None
+        if args.no_warm
+        else early_pool(args.root.resolve(), paths.nav_dir / "index.db", server_idle_s=server_idle_s),
     )
+    daemon.embed_slice_s = slice_s
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
     signal.signal(signal.SIGINT, lambda *_: daemon.stop())
     return daemon.serve(args.ready_fd)
