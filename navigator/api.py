@@ -31,7 +31,7 @@ from navigator import checks
 from navigator.config import Config, load_config
 from navigator.confine import confine
 from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
-from navigator.paths import ensure_nav_dir, open_private, private_file
+from navigator.paths import ensure_nav_dir, open_private
 from navigator.results import (
     Found,
     IndexReport,
@@ -219,7 +219,7 @@ class Navigator:
                 "make the repository writable, or index it with `Navigator(root, index_dir=...)`"
             ) from exc
         try:
-            return Store(private_file(self.index_path))  # 0600: it holds copies of the code
+            return Store(self.index_path)  # 0600 (Store sees to it): it holds copies of the code
         except IndexDamagedError as exc:
             if not os.access(self.nav_dir, os.W_OK):
                 raise
@@ -228,7 +228,7 @@ class Navigator:
             self.rebuilt_note = (
                 f"the index was damaged ({_cause(exc)}) and was deleted; it is rebuilt from the working tree"
             )
-            return Store(private_file(self.index_path))
+            return Store(self.index_path)
 
     def _drop_store(self, store: Store) -> None:
         with self._lock:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -30,9 +31,11 @@ import sqlite_utils
 
 from storage.errors import (
     IndexDamagedError,
+    IndexIOError,
     IndexReadOnlyError,
     StorageError,
     StorageFullError,
+    UnsafeIndexDirError,
 )
 from storage.model import ParsedFile, Span, SymbolDef
 from storage.tokens import index_text
@@ -118,6 +121,11 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     conn.execute(
         f'CREATE VIRTUAL TABLE chunks_fts USING fts5(path, symbol, text, tokenize = "{_FTS_TOKENIZER}")'
     )
+    _fill_fts(conn)
+
+
+def _fill_fts(conn: sqlite3.Connection) -> None:
+    """Full-text rows for every symbol and chunk (into empty FTS tables)."""
     conn.executemany(
         "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)",
         (
@@ -185,7 +193,7 @@ def classify_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
             f"but to update it make {path.parent} writable"
         )
     if primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN):
-        return StorageError(
+        return IndexIOError(
             f"cannot read or write the index at {path} (sqlite: {exc}); check that the disk is not full "
             f"and {path.parent} is readable and writable, then run `nav index`"
         )
@@ -241,6 +249,67 @@ class _GuardedConnection(sqlite3.Connection):
 
     def executemany(self, sql: str, parameters: Any, /) -> Any:
         return self.cursor().executemany(sql, parameters)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def sidecars(path: Path) -> tuple[Path, Path]:
+    """The WAL and shared-memory files SQLite keeps beside ``path``."""
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def check_index_files(path: Path) -> None:
+    """Refuse an index file (or its ``-wal`` / ``-shm``) that is not a plain file, before SQLite
+    opens it: a symlink would have nav's schema written into its target, and a FIFO would block
+    the open for ever. Only ``lstat``: never a descriptor (see :func:`make_private`)."""
+    for p in (path, *sidecars(path)):
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StorageError(f"cannot inspect the index file {p}: {exc.strerror or exc}") from exc
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(p)
+            except OSError:
+                target = "?"
+            raise UnsafeIndexDirError(
+                f"the index file `{p}` is a symlink (to `{target[:100]}`); nav refuses to write through it: "
+                f"remove it (`rm {p}`) and run `nav index`"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise StorageError(
+                f"the index file `{p}` is {kind}, not a database file; nav does not open it: "
+                f"remove it (`rm -r {p}`) and run `nav index` to rebuild the index"
+            )
+
+
+def make_private(path: Path) -> None:
+    """Mode 0600 for the index (it holds copies of the code) and its WAL files, set by path.
+
+    Never through a descriptor of our own: SQLite's POSIX locks belong to the process, and
+    closing any descriptor of the database file drops every lock the process holds on it, so
+    the next other process to close its connection would think it was the last and delete the
+    WAL under this one. The moment between SQLite creating the file and this call is covered by
+    ``.nav`` itself being 0700; SQLite gives the WAL files the database's mode."""
+    for p in (path, *sidecars(path)):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISREG(st.st_mode) and mode & 0o077:
+            with suppress(OSError):  # someone else's file or a read-only file system: left as it is
+                os.chmod(p, mode & 0o700)  # others lose access; the owner's bits (read-only?) stay
 
 
 def discard_database(path: Path) -> None:
@@ -348,6 +417,7 @@ class Store:
         is not a database or fails SQLite's check of its structure on opening.
         """
         self.path = Path(path)
+        check_index_files(self.path)
         if read_only is None:
             read_only = not _writable(self.path)
         self.read_only = read_only
@@ -363,6 +433,7 @@ class Store:
             conn = self._connect(timeout_s)
             self.db = sqlite_utils.Database(conn)
             if not read_only:
+                make_private(self.path)  # before the WAL files exist: they take its mode
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")

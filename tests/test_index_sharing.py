@@ -1,0 +1,198 @@
+"""Many processes, one index (issue 17, section 1): a daemon, `--no-daemon` queries, Python-API
+sessions and `nav index` runs share `.nav/index.db`, and none of them makes it unreadable for
+the others.
+
+SQLite's POSIX locks belong to the process: closing any descriptor of the database file drops
+every lock that process holds on it, so the next other process to close its connection thinks
+it is the last one and deletes the WAL and shared-memory files under the first. nav must never
+open the index outside SQLite. Real daemons, real processes, real SQLite files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from faultkit import nav_env
+
+from navigator.api import Navigator
+from navigator.paths import daemon_paths
+from storage.db import Store
+
+FILES = {
+    "orders.py": "class Order:\n    def total(self) -> int:\n        return 0\n\n\n"
+    "def create_sales_order(customer: str) -> Order:\n    return Order()\n",
+    "billing.py": "from orders import create_sales_order\n\n\ndef invoice():\n    return create_sales_order('c')\n",
+}
+
+
+def write_repo(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / ".git").mkdir()
+    for name, text in FILES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root.resolve()
+
+
+def daemon_env() -> dict[str, str]:
+    env = nav_env()  # this checkout's code, NAV_NO_DAEMON unset
+    env["NAV_DAEMON_NO_EMBED"] = "1"
+    env["NAV_DAEMON_NO_WARM"] = "1"
+    return env
+
+
+def nav(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), *args],
+        env=daemon_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def daemon_pid(root: Path) -> int:
+    return int(json.loads(daemon_paths(root).info.read_text())["pid"])
+
+
+def deleted_index_files(pid: int) -> list[str]:
+    """The index files the process still holds open although they were deleted."""
+    out = []
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in os.listdir(fd_dir):
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd_dir / fd)
+            if "index.db" in target and target.endswith("(deleted)"):
+                out.append(target)
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    out += [
+        line.split(None, 5)[-1] for line in maps.splitlines() if "index.db" in line and "(deleted)" in line
+    ]
+    return out
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Path]:
+    """A small repository with its daemon running (started the way a user starts it)."""
+    root = write_repo(tmp_path / "repo")
+    first = nav(root, "index")
+    assert first.returncode == 0, first.stderr
+    answer = nav(root, "def", "create_sales_order")  # starts the daemon
+    assert answer.returncode == 0, answer.stderr
+    assert daemon_paths(root).info.exists()
+    yield root
+    with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+        nav(root, "daemon", "stop")
+    with contextlib.suppress(OSError, ValueError, ProcessLookupError):
+        os.kill(daemon_pid(root), signal.SIGKILL)
+
+
+def assert_daemon_answers(root: Path, pid: int, after: str) -> None:
+    for name, where in (("create_sales_order", "orders.py:6:5"), ("invoice", "billing.py:4:5")):
+        out = nav(root, "def", name)
+        assert out.returncode == 0, (after, out.stderr)
+        assert out.stdout.startswith(where), (after, out.stdout)
+    assert daemon_pid(root) == pid, f"the daemon was replaced after {after}"
+    assert deleted_index_files(pid) == [], after
+
+
+API_SESSION = """
+import sys
+from navigator.api import Navigator
+with Navigator(sys.argv[1]) as nav:
+    assert nav.definitions("create_sales_order").items
+"""
+
+
+def test_a_daemon_keeps_answering_while_other_processes_open_and_close_the_index(served: Path) -> None:
+    root = served
+    pid = daemon_pid(root)
+    assert_daemon_answers(root, pid, "the daemon's own first answers")
+    others: list[tuple[str, list[str]]] = [
+        ("nav --no-daemon def", [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "--no-daemon",
+                                 "def", "create_sales_order"]),
+        ("a Navigator session", [sys.executable, "-c", API_SESSION, str(root)]),
+        ("nav --no-daemon index", [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "--no-daemon",
+                                   "index"]),
+    ]  # fmt: skip
+    for step, (what, argv) in enumerate(others):
+        # an edit first, so both the other process and the daemon write to the index
+        with open(root / "billing.py", "a", encoding="utf-8") as fh:
+            fh.write(f"\n\ndef refund_{step}():\n    return invoice()\n")
+        other = subprocess.run(argv, env=daemon_env(), capture_output=True, text=True, timeout=120)
+        assert other.returncode == 0, (what, other.stderr)
+        assert_daemon_answers(root, pid, what)
+        new = nav(root, "def", f"refund_{step}")
+        assert new.returncode == 0 and new.stdout.startswith("billing.py:"), (what, new.stderr)
+    through_daemon = nav(root, "index")
+    assert through_daemon.returncode == 0, through_daemon.stderr
+    assert_daemon_answers(root, pid, "nav index")
+    with contextlib.closing(sqlite3.connect(root / ".nav" / "index.db")) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# -- the mechanism, in one process ------------------------------------------------------------
+
+
+def posix_locks_on(path: Path, pid: int) -> int:
+    """How many POSIX (fcntl) locks ``pid`` holds on ``path``'s inode, from /proc/locks."""
+    st = os.stat(path)
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    n = 0
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        # "1: POSIX  ADVISORY  READ 1234 08:01:5678 1073741826 1073741826"; blocked waiters have "->"
+        if "->" in fields or len(fields) < 6:
+            continue
+        if fields[1] == "POSIX" and fields[4] == str(pid) and fields[5] == want:
+            n += 1
+    return n
+
+
+def test_closing_any_descriptor_of_the_file_drops_the_process_locks(tmp_path: Path) -> None:
+    """The hazard itself, so the next test's measure is known to see it."""
+    db = tmp_path / "index.db"
+    with Store(db) as store:
+        store.set_meta("probe", "1")
+        store.conn.execute("SELECT count(*) FROM files").fetchone()
+        assert posix_locks_on(db, os.getpid()) > 0  # a WAL connection holds a shared lock
+        os.close(os.open(db, os.O_RDONLY))
+        assert posix_locks_on(db, os.getpid()) == 0
+
+
+def test_opening_the_index_in_another_thread_keeps_this_process_locks(tmp_path: Path) -> None:
+    root = write_repo(tmp_path / "repo")
+    with Navigator(root) as nav:
+        nav.index()
+        assert nav.definitions("create_sales_order").items
+        db = nav.index_path
+        held = posix_locks_on(db, os.getpid())
+        assert held > 0
+        answers: list[int] = []
+        # a new thread gets its own connection, as each daemon worker does
+        worker = threading.Thread(target=lambda: answers.append(len(nav.definitions("invoice").items)))
+        worker.start()
+        worker.join(60)
+        assert answers == [1]
+        assert posix_locks_on(db, os.getpid()) >= held
+        # another process opening and closing the index now must not take the WAL away
+        other = subprocess.run(
+            [sys.executable, "-c", API_SESSION, str(root)],
+            env=nav_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert other.returncode == 0, other.stderr
+        assert Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
+        assert deleted_index_files(os.getpid()) == []
+        assert nav.definitions("create_sales_order").items
