@@ -15,10 +15,11 @@ import json
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,74 @@ def test_opening_the_index_in_another_thread_keeps_this_process_locks(tmp_path: 
         assert Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
         assert deleted_index_files(os.getpid()) == []
         assert nav.definitions("create_sales_order").items
+
+
+# -- an index file that is not a plain file ---------------------------------------------------
+
+
+def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`nav --no-daemon ...`, bounded: a FIFO must never block it."""
+    return subprocess.run(
+        [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "--no-daemon", *args],
+        env=nav_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("name", ["index.db", "index.db-wal", "index.db-shm"])
+def test_an_index_file_that_is_a_symlink_is_refused_and_its_target_untouched(
+    tmp_path: Path, name: str
+) -> None:
+    root = write_repo(tmp_path / "repo")
+    other = tmp_path / "elsewhere.db"
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE mine (x)")
+        db.commit()
+    before = other.read_bytes()
+    (root / ".nav").mkdir(mode=0o700)
+    link = root / ".nav" / name
+    link.symlink_to(other)
+    out = run_cli(root, "index")
+    assert out.returncode == 5, out.stderr
+    assert str(link) in out.stderr and "symlink" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert other.read_bytes() == before
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["mine"]
+    assert link.is_symlink()
+
+
+def make_fifo(p: Path) -> None:
+    os.mkfifo(p, 0o600)
+
+
+def make_folder(p: Path) -> None:
+    p.mkdir()
+
+
+def make_device(p: Path) -> None:
+    try:
+        os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null
+    except PermissionError:
+        pytest.skip("this process may not create device files")
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [(make_fifo, "named pipe (FIFO)"), (make_folder, "a folder"), (make_device, "character device")],
+)
+def test_an_index_that_is_not_a_file_gets_an_error_saying_what_it_is(
+    tmp_path: Path, make: Callable[[Path], None], words: str
+) -> None:
+    root = write_repo(tmp_path / "repo")
+    (root / ".nav").mkdir(mode=0o700)
+    db = root / ".nav" / "index.db"
+    make(db)
+    for args in (("index",), ("def", "create_sales_order"), ("status",)):
+        out = run_cli(root, *args)  # bounded: a FIFO opened by SQLite would block for ever
+        assert out.returncode == 5, (args, out.returncode, out.stderr)
+        assert str(db) in out.stderr and words in out.stderr, (args, out.stderr)
+        assert "disk is not full" not in out.stderr
+        assert "Traceback" not in out.stderr
