@@ -21,6 +21,7 @@ import os
 import sqlite3
 import stat
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -240,9 +241,23 @@ class _GuardedCursor(sqlite3.Cursor):
 
 class _GuardedConnection(sqlite3.Connection):
     db_path: Path = Path()
+    _cursors: weakref.WeakSet[sqlite3.Cursor] | None = None
 
     def cursor(self, factory: Any = _GuardedCursor) -> Any:
-        return super().cursor(factory)
+        cur = super().cursor(factory)
+        if self._cursors is None:
+            self._cursors = weakref.WeakSet()
+        self._cursors.add(cur)
+        return cur
+
+    def close(self) -> None:
+        """Close, really: a cursor still in the middle of its rows (one an exception's traceback
+        keeps alive) would otherwise keep the file open under a closed connection, and with it
+        this process's stale view of the WAL."""
+        for cur in list(self._cursors or ()):
+            with suppress(sqlite3.Error):
+                cur.close()
+        super().close()
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
         return self.cursor().execute(sql, parameters)
@@ -319,6 +334,141 @@ def discard_database(path: Path) -> None:
     for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         with suppress(FileNotFoundError):
             p.unlink()
+
+
+_KEPT_TABLES = ("files", "symbols", "chunks", "refs", "skipped")
+"""The index proper, kept from a damaged file only all together (its ids tie them to each other
+and to the vectors file); the full-text tables are rebuilt from them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What :func:`rebuild_database` carried from a damaged index into the new one."""
+
+    vectors: int
+    """Cached embedding vectors kept (the expensive part: each cost a model run)."""
+    files: int
+    """Files whose rows (symbols, chunks, references) were kept; 0 when they are rebuilt."""
+    unread: tuple[str, ...]
+    """Tables that did not read cleanly (what was lost)."""
+
+    def describe(self) -> str:
+        kept = []
+        if self.vectors:
+            kept.append(f"{self.vectors:,} cached vectors")
+        if self.files:
+            kept.append(f"the symbols, chunks and references of {self.files:,} files")
+        out = ("kept " + " and ".join(kept)) if kept else "nothing could be kept"
+        if not self.files:
+            out += "; symbols and chunks are rebuilt from the working tree"
+        if self.unread:
+            out += f" (unreadable: {', '.join(self.unread)})"
+        return out
+
+
+def integrity(path: Path, *, timeout_s: float = 10.0) -> str | None:
+    """SQLite's full ``integrity_check`` of the file, on a connection of its own: None when it
+    passes, else what it found (or the error it stopped on). The one test of damage that may
+    lead to rebuilding an index."""
+    check_index_files(path)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            return str(exc)
+        raise classify_error(exc, path) or StorageError(f"cannot check the index at {path}: {exc}") from exc
+    finally:
+        conn.close()
+    return None if rows == ["ok"] else "; ".join(rows)[:300]
+
+
+def rebuild_database(path: Path) -> Salvage:
+    """Replace the damaged index at ``path`` with a new one holding what still reads cleanly:
+    the embedding cache (row by row, up to the first unreadable page), and the index proper when
+    every one of its tables reads cleanly and agrees with itself. The caller holds the index lock
+    and has closed its own connections to the file; other processes notice the new file by its
+    inode (:meth:`Store.replaced`)."""
+    fresh = path.with_name(path.name + ".rebuild")
+    discard_database(fresh)
+    unread: list[str] = []
+    vectors = files = 0
+    try:
+        old: sqlite3.Connection | None = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        old = None
+    try:
+        with Store(fresh) as new:
+            if old is not None:
+                vectors = _copy_vectors(old, new, unread)
+                files = _copy_index(old, new, unread)
+            new.conn.execute("PRAGMA journal_mode=DELETE")  # one file to move into place
+    finally:
+        if old is not None:
+            old.close()
+    discard_database(path)  # its WAL first: stale frames must never meet the new file
+    for p in sidecars(fresh):
+        with suppress(FileNotFoundError):
+            p.unlink()
+    os.replace(fresh, path)
+    return Salvage(vectors=vectors, files=files, unread=tuple(unread))
+
+
+def _copy_vectors(old: sqlite3.Connection, new: Store, unread: list[str]) -> int:
+    kept = 0
+    try:
+        cur = old.execute("SELECT model, hash, dim, vector FROM embeddings")
+        while rows := cur.fetchmany(1000):
+            good = [r for r in rows if isinstance(r[3], bytes) and isinstance(r[2], int) and len(r[3]) == 4 * r[2]]
+            with new.transaction():
+                new.conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)", good
+                )
+            kept += len(good)
+    except sqlite3.DatabaseError:
+        unread.append("embeddings")
+    return kept
+
+
+def _copy_index(old: sqlite3.Connection, new: Store, unread: list[str]) -> int:
+    """The index proper, all or nothing; returns the files kept (0: none)."""
+    try:
+        row = old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            return 0
+    except (sqlite3.DatabaseError, ValueError):
+        unread.append("meta")
+        return 0
+    c = new.conn
+    table = "meta"
+    try:
+        with new.transaction():
+            for table in _KEPT_TABLES:
+                cols = ", ".join(str(r[1]) for r in c.execute(f"PRAGMA table_info({table})"))
+                marks = ", ".join("?" * len(cols.split(", ")))
+                cur = old.execute(f"SELECT {cols} FROM {table}")
+                while rows := cur.fetchmany(2000):
+                    c.executemany(f"INSERT INTO {table}({cols}) VALUES ({marks})", rows)
+            table = "meta"
+            c.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                old.execute("SELECT key, value FROM meta WHERE key != 'schema_version'").fetchall(),
+            )
+            if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise _Inconsistent(table)
+            _fill_fts(c)
+    except (sqlite3.DatabaseError, StorageError, _Inconsistent):
+        unread.append(table)
+        return 0
+    return int(c.execute("SELECT count(*) FROM files").fetchone()[0])
+
+
+class _Inconsistent(Exception):
+    """Rows that read cleanly but do not agree with each other (a symbol of no file)."""
 
 
 @dataclass(frozen=True, slots=True)
