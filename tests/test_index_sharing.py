@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import sqlite3
 import stat
@@ -114,6 +115,94 @@ with Navigator(sys.argv[1]) as nav:
 """
 
 
+class Session:
+    """A `nav mcp` (JSON lines) or `nav lsp` (Content-Length frames) process, driven request by
+    request: each reply is waited for (bounded), then stdin closes and the process must exit."""
+
+    def __init__(self, argv: list[str], *, framed: bool) -> None:
+        self.framed = framed
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=daemon_env()
+        )
+        self.replies: queue.Queue[dict[str, object] | None] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            if self.framed:
+                length = 0
+                while (line := out.readline()).strip():
+                    name, _, value = line.decode().partition(":")
+                    length = int(value) if name.lower() == "content-length" else length
+                body = out.read(length) if line else b""
+            else:
+                body = out.readline()
+            if not body:
+                self.replies.put(None)
+                return
+            self.replies.put(json.loads(body))
+
+    def send(self, msg: dict[str, object]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **msg}).encode()
+        data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if self.framed else body + b"\n"
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def ask(self, msg_id: int, method: str, params: dict[str, object]) -> dict[str, object]:
+        self.send({"id": msg_id, "method": method, "params": params})
+        while True:
+            reply = self.replies.get(timeout=120)
+            assert reply is not None, f"{method}: the server exited"
+            if reply.get("id") == msg_id:
+                assert "error" not in reply, reply
+                return reply
+
+    def finish(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.reader.join(30)  # it ends at the end of the output
+            for pipe in (self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+
+def mcp_session(root: Path) -> None:
+    argv = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "--no-daemon", "mcp"]
+    session = Session(argv, framed=False)
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    }
+    session.ask(1, "initialize", hello)
+    session.send({"method": "notifications/initialized"})
+    reply = session.ask(2, "tools/call", {"name": "def", "arguments": {"name": "create_sales_order"}})
+    assert "orders.py:6:5" in json.dumps(reply)
+    assert session.finish() == 0
+
+
+def lsp_session(root: Path) -> None:
+    argv = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root), "lsp"]
+    session = Session(argv, framed=True)
+    session.ask(1, "initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}})
+    session.send({"method": "initialized", "params": {}})
+    reply = session.ask(2, "workspace/symbol", {"query": "create_sales_order"})
+    assert "orders.py" in json.dumps(reply)
+    session.ask(3, "shutdown", {})
+    session.send({"method": "exit"})
+    assert session.finish() == 0
+
+
 def test_a_daemon_keeps_answering_while_other_processes_open_and_close_the_index(served: Path) -> None:
     root = served
     pid = daemon_pid(root)
@@ -134,6 +223,9 @@ def test_a_daemon_keeps_answering_while_other_processes_open_and_close_the_index
         assert_daemon_answers(root, pid, what)
         new = nav(root, "def", f"refund_{step}")
         assert new.returncode == 0 and new.stdout.startswith("billing.py:"), (what, new.stderr)
+    for what, session in (("a nav mcp session", mcp_session), ("a nav lsp session", lsp_session)):
+        session(root)
+        assert_daemon_answers(root, pid, what)
     through_daemon = nav(root, "index")
     assert through_daemon.returncode == 0, through_daemon.stderr
     assert_daemon_answers(root, pid, "nav index")
