@@ -123,6 +123,7 @@ def _heals_damage(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
+        generation = self._generation
         try:
             return fn(self, *args, **kwargs)
         except (IndexDamagedError, IndexIOError) as exc:
@@ -130,7 +131,8 @@ def _heals_damage(fn: F) -> F:
                 raise
             self._local.healing = True
             try:
-                if not self._recover(exc):
+                # another thread already reopened the index under this call: just ask again
+                if generation == self._generation and not self._recover(exc):
                     raise
                 return fn(self, *args, **kwargs)
             finally:
@@ -170,6 +172,8 @@ class Navigator:
         self.refresh = refresh
         self._local = threading.local()
         self._stores: list[Store] = []
+        self._generation = 0
+        """How many times this process's connections were all closed to reopen the index."""
         self._lock = threading.RLock()
         self._exact: ExactNavigator | None = None
         self.lock_wait_s = 2.0
@@ -246,6 +250,7 @@ class Navigator:
         one view of a file (its locks, its WAL index) among a process's connections, so a fresh
         look at the file needs them all gone. Threads reopen on their next use."""
         with self._lock:
+            self._generation += 1
             for store in self._stores:
                 store.close()
             self._stores.clear()

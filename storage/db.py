@@ -211,6 +211,8 @@ class _GuardedCursor(sqlite3.Cursor):
             yield
         except sqlite3.DatabaseError as exc:
             conn = self.connection
+            if isinstance(conn, _GuardedConnection) and conn.closed_by_nav:
+                raise conn.reopen_error() from exc
             err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
             if err is None:
                 raise
@@ -243,7 +245,16 @@ class _GuardedConnection(sqlite3.Connection):
     db_path: Path = Path()
     _cursors: weakref.WeakSet[sqlite3.Cursor] | None = None
 
+    closed_by_nav = False
+    """Set when nav closed the connection (to look at the file afresh) while a thread may still
+    hold it: using it then is an :class:`IndexIOError`, which makes that thread reopen too."""
+
+    def reopen_error(self) -> IndexIOError:
+        return IndexIOError(f"the connection to the index at {self.db_path} was closed (to reopen the file); ask again")
+
     def cursor(self, factory: Any = _GuardedCursor) -> Any:
+        if self.closed_by_nav:
+            raise self.reopen_error()
         cur = super().cursor(factory)
         if self._cursors is None:
             self._cursors = weakref.WeakSet()
@@ -254,6 +265,7 @@ class _GuardedConnection(sqlite3.Connection):
         """Close, really: a cursor still in the middle of its rows (one an exception's traceback
         keeps alive) would otherwise keep the file open under a closed connection, and with it
         this process's stale view of the WAL."""
+        self.closed_by_nav = True
         for cur in list(self._cursors or ()):
             with suppress(sqlite3.Error):
                 cur.close()

@@ -29,6 +29,7 @@ from faultkit import nav_env
 from navigator.api import Navigator
 from navigator.paths import daemon_paths
 from storage.db import Store
+from storage.errors import IndexIOError
 
 FILES = {
     "orders.py": "class Order:\n    def total(self) -> int:\n        return 0\n\n\n"
@@ -64,6 +65,17 @@ def nav(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def daemon_pid(root: Path) -> int:
     return int(json.loads(daemon_paths(root).info.read_text())["pid"])
+
+
+def open_index_files(pid: int) -> list[str]:
+    """The index files (index.db, -wal, -shm) the process has open."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if "/.nav/index.db" in target:
+                out.append(target)
+    return out
 
 
 def deleted_index_files(pid: int) -> list[str]:
@@ -360,3 +372,22 @@ def test_an_index_that_is_not_a_file_gets_an_error_saying_what_it_is(
         assert str(db) in out.stderr and words in out.stderr, (args, out.stderr)
         assert "disk is not full" not in out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_a_connection_closed_to_reopen_the_index_says_so_and_the_next_answer_reopens(tmp_path: Path) -> None:
+    """Reopening closes every thread's connection; a thread still holding one gets a storage
+    error it recovers from (asking again), never sqlite's "Cannot operate on a closed database"."""
+    root = write_repo(tmp_path / "repo")
+    with Navigator(root) as nav:
+        nav.index()
+        held = nav.store
+        rows = held.conn.execute("SELECT path FROM files")
+        rows.fetchone()  # a cursor in the middle of its rows
+        nav._close_stores()  # what a recovery in another thread does
+        # really closed: a live cursor must not keep the file (and this process's view of it) open
+        assert open_index_files(os.getpid()) == []
+        with pytest.raises(IndexIOError, match="closed"):
+            held.conn.execute("SELECT 1")
+        with pytest.raises(IndexIOError, match="closed"):
+            rows.fetchall()
+        assert nav.definitions("invoice").items[0].path == "billing.py"
