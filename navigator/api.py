@@ -348,8 +348,9 @@ class Navigator:
             report = self._update(lock_wait_s=30.0, **options)
             problem = self.store.integrity_problem()
             if problem is not None:
+                done = "was rebuilt and" if found is not None else "was reopened and"
                 raise IndexDamagedError(
-                    f"the index at {self.index_path} was rebuilt and is still damaged ({problem}); "
+                    f"the index at {self.index_path} {done} is still damaged ({problem}); "
                     "the disk may be failing: check it, or index elsewhere with `Navigator(root, index_dir=...)`"
                 )
         if self.rebuilt_note:

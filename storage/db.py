@@ -13,6 +13,11 @@ Writes go through :meth:`Store.transaction`; every file's rows are replaced in t
 same transaction as its ``files`` row, so a killed process leaves each file either
 fully old or fully new and the database always answers. WAL mode lets readers go on
 while an index run writes.
+
+The file is only ever opened through SQLite: its POSIX locks belong to the process, and closing
+any other descriptor of the file would drop them all (see :func:`make_private`). An index that
+looks damaged is rebuilt only when ``integrity_check`` says so, keeping what reads cleanly
+(:func:`rebuild_database`).
 """
 
 from __future__ import annotations
