@@ -321,7 +321,7 @@ def check_index_files(path: Path) -> None:
             kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
             raise StorageError(
                 f"the index file `{p}` is {kind}, not a database file; nav does not open it: "
-                f"remove it (`rm -r {p}`) and run `nav index` to rebuild the index"
+                f"remove it (`rm {'-r ' if stat.S_ISDIR(st.st_mode) else ''}{p}`) and run `nav index` to rebuild the index"
             )
 
 
