@@ -284,7 +284,7 @@ class Navigator:
         with self._lock, index_lock(self.nav_dir, timeout_s=30.0):
             self._close_stores()
             self._first_searcher: SemanticSearch | None = None  # vectors keyed by the old chunk ids
-            salvage = rebuild_database(self.index_path)
+            salvage = rebuild_database(self.index_path, chunk_ok=_chunk_ok)
         self.rebuilt_note = f"the index was damaged ({why}) and has been rebuilt: {salvage.describe()}"
 
     def close(self) -> None:
@@ -944,6 +944,13 @@ def _subsequence(needle: str, hay: str) -> bool:
         return False
     it = iter(hay)
     return all(ch in it for ch in needle)
+
+
+def _chunk_ok(text: str, content_hash: str) -> bool:
+    """Whether a chunk kept from a damaged index still has the text its hash was made from."""
+    from semantic.parse import chunk_hash
+
+    return isinstance(text, str) and chunk_hash(text) == content_hash
 
 
 def _cause(exc: BaseException) -> str:

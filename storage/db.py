@@ -374,7 +374,7 @@ class Salvage:
         if self.vectors:
             kept.append(f"{self.vectors:,} cached vectors")
         if self.files:
-            kept.append(f"the symbols, chunks and references of {self.files:,} files")
+            kept.append(f"the symbols, chunks and references of {self.files:,} files (each re-checked)")
         out = ("kept " + " and ".join(kept)) if kept else "nothing could be kept"
         if not self.files:
             out += "; symbols and chunks are rebuilt from the working tree"
@@ -404,10 +404,13 @@ def integrity(path: Path, *, timeout_s: float = 10.0) -> str | None:
     return None if rows == ["ok"] else "; ".join(rows)[:300]
 
 
-def rebuild_database(path: Path) -> Salvage:
+def rebuild_database(path: Path, *, chunk_ok: Callable[[str, str], bool] | None = None) -> Salvage:
     """Replace the damaged index at ``path`` with a new one holding what still reads cleanly:
     the embedding cache (row by row, up to the first unreadable page), and the index proper when
-    every one of its tables reads cleanly and agrees with itself. The caller holds the index lock
+    every one of its tables reads cleanly and agrees with itself. Bytes can be wrong and still
+    read cleanly, so what is kept is re-checked: a chunk whose text fails ``chunk_ok(text, hash)``
+    is dropped, and the next index run re-parses every file (rows that match are updated in place,
+    keeping their ids). The caller holds the index lock
     and has closed its own connections to the file; other processes notice the new file by its
     inode (:meth:`Store.replaced`)."""
     fresh = path.with_name(path.name + ".rebuild")
@@ -422,13 +425,15 @@ def rebuild_database(path: Path) -> Salvage:
         with Store(fresh) as new:
             if old is not None:
                 vectors = _copy_vectors(old, new, unread)
-                files = _copy_index(old, new, unread)
+                files = _copy_index(old, new, unread, chunk_ok)
             new.conn.execute("PRAGMA journal_mode=DELETE")  # one file to move into place
     finally:
         if old is not None:
             old.close()
-    discard_database(path)  # its WAL first: stale frames must never meet the new file
-    for p in sidecars(fresh):
+    # The damaged file's WAL goes first (stale frames must never meet the new file), then the
+    # new file takes its name in one step: there is never a moment without an index.db, in which
+    # another process would create an empty one (and a WAL of its own) beside ours.
+    for p in (*sidecars(path), *sidecars(fresh)):
         with suppress(FileNotFoundError):
             p.unlink()
     os.replace(fresh, path)
@@ -451,7 +456,9 @@ def _copy_vectors(old: sqlite3.Connection, new: Store, unread: list[str]) -> int
     return kept
 
 
-def _copy_index(old: sqlite3.Connection, new: Store, unread: list[str]) -> int:
+def _copy_index(
+    old: sqlite3.Connection, new: Store, unread: list[str], chunk_ok: Callable[[str, str], bool] | None
+) -> int:
     """The index proper, all or nothing; returns the files kept (0: none)."""
     try:
         row = old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -475,8 +482,14 @@ def _copy_index(old: sqlite3.Connection, new: Store, unread: list[str]) -> int:
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                 old.execute("SELECT key, value FROM meta WHERE key != 'schema_version'").fetchall(),
             )
+            new.set_meta("parser_fingerprint", "salvaged")  # the next run re-parses every file
+            if chunk_ok is not None:
+                bad = [(cid,) for cid, text, h in c.execute("SELECT id, text, hash FROM chunks") if not chunk_ok(text, h)]
+                c.executemany("DELETE FROM chunks WHERE id = ?", bad)
+            table = "the index tables (rows of no file)"
             if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
                 raise _Inconsistent(table)
+            table = "the full-text tables"
             _fill_fts(c)
     except (sqlite3.DatabaseError, StorageError, _Inconsistent):
         unread.append(table)

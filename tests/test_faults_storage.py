@@ -263,6 +263,12 @@ def test_a_damaged_index_is_rebuilt_keeping_its_vectors(tmp_path: Path, damaged:
 
     root, vectors = embedded_repo(tmp_path)
     db = root / ".nav" / "index.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # wrong bytes that still read cleanly
+        conn.execute(
+            "UPDATE symbols SET name = 'helper_x', qualified_name = 'helper_x' WHERE name = 'helper_5_2'"
+        )
+        conn.execute("UPDATE chunks SET text = 'garbage' WHERE text LIKE '%def helper_5_2%'")
+        conn.commit()
     overwrite_pages_of(db, damaged)
     assert integrity(db) != "ok"
     out = run_nav(root, "index")
@@ -277,6 +283,11 @@ def test_a_damaged_index_is_rebuilt_keeping_its_vectors(tmp_path: Path, damaged:
         nav.embed()
         assert embedder.texts_embedded == 0  # nothing to embed again
         assert nav.definitions("helper_5_2").items[0].path == "pkg5/mod5.py"
+        assert not nav.store.symbols_by_name("helper_x")  # what was kept was checked again
+        texts = [
+            r[0] for r in nav.store.conn.execute("SELECT text FROM chunks WHERE text LIKE '%helper_5_2%'")
+        ]
+        assert texts and "garbage" not in texts
 
 
 def test_a_wal_deleted_under_the_process_is_reopened_not_rebuilt(tmp_path: Path) -> None:
