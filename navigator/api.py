@@ -32,7 +32,7 @@ from navigator import checks
 from navigator.config import Config, load_config
 from navigator.confine import confine, read_text_inside
 from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
-from navigator.paths import ensure_nav_dir, open_private, private_file
+from navigator.paths import ensure_nav_dir, open_private
 from navigator.results import (
     Found,
     HoverInfo,
@@ -47,7 +47,7 @@ from navigator.results import (
     Symbol,
 )
 from navigator.walk import WalkOptions
-from storage.db import Store, SymbolRow, discard_database
+from storage.db import Store, SymbolRow, integrity, rebuild_database
 
 if TYPE_CHECKING:
     from lsp.registry import Availability
@@ -60,6 +60,7 @@ from storage.errors import (
     FileNotInIndexError,
     IndexBusyError,
     IndexDamagedError,
+    IndexIOError,
     IndexReadOnlyError,
     NavError,
     NotIndexedError,
@@ -118,21 +119,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _heals_damage(fn: F) -> F:
-    """A query that finds the index damaged rebuilds it (it is a cache) and answers once more;
-    the answer's notes say so. A read-only or still-damaged index raises the clear error."""
+    """A query that meets a disk I/O error or what looks like damage closes this process's
+    connections to the index and answers once more from it, reopened; only an index that SQLite's
+    ``integrity_check`` finds damaged is rebuilt (keeping what reads cleanly), and the answer's
+    notes say so. A read-only index, or one that fails again, raises the clear error."""
 
     @functools.wraps(fn)
     def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
+        generation = self._generation
         try:
             return fn(self, *args, **kwargs)
-        except IndexDamagedError as exc:
-            if getattr(self._local, "healing", False) or not os.access(self.nav_dir, os.W_OK):
+        except (IndexDamagedError, IndexIOError) as exc:
+            if getattr(self._local, "healing", False):
                 raise
-            log.info("%s; rebuilding it", exc)
-            self._discard_index(_cause(exc))
             self._local.healing = True
             try:
-                self._update(lock_wait_s=30.0)
+                # another thread already reopened the index under this call: just ask again
+                if generation == self._generation and not self._recover(exc):
+                    raise
                 return fn(self, *args, **kwargs)
             finally:
                 self._local.healing = False
@@ -171,6 +175,8 @@ class Navigator:
         self.refresh = refresh
         self._local = threading.local()
         self._stores: list[Store] = []
+        self._generation = 0
+        """How many times this process's connections were all closed to reopen the index."""
         self._lock = threading.RLock()
         self._exact: ExactNavigator | None = None
         self.lock_wait_s = 2.0
@@ -222,16 +228,18 @@ class Navigator:
                 "make the repository writable, or index it with `Navigator(root, index_dir=...)`"
             ) from exc
         try:
-            return Store(private_file(self.index_path))  # 0600: it holds copies of the code
+            return Store(self.index_path)  # 0600 (Store sees to it): it holds copies of the code
         except IndexDamagedError as exc:
             if not os.access(self.nav_dir, os.W_OK):
                 raise
-            log.info("%s; deleting it to rebuild", exc)
-            discard_database(self.index_path)
-            self.rebuilt_note = (
-                f"the index was damaged ({_cause(exc)}) and was deleted; it is rebuilt from the working tree"
-            )
-            return Store(private_file(self.index_path))
+            # Another thread's connection may hold a stale view of the file: look afresh first.
+            self._close_stores()
+            try:
+                return Store(self.index_path)
+            except IndexDamagedError:
+                pass
+            self._rebuild(_cause(exc))
+            return Store(self.index_path)
 
     def _drop_store(self, store: Store) -> None:
         with self._lock:
@@ -240,16 +248,47 @@ class Navigator:
                 self._stores.remove(store)
             self._local.store = None
 
-    def _discard_index(self, why: str) -> None:
-        """Delete a damaged index (every thread's connection to it first); the next run rebuilds it."""
+    def _close_stores(self) -> None:
+        """Close every connection this process holds to the index, in every thread: SQLite shares
+        one view of a file (its locks, its WAL index) among a process's connections, so a fresh
+        look at the file needs them all gone. Threads reopen on their next use."""
         with self._lock:
+            self._generation += 1
             for store in self._stores:
                 store.close()
             self._stores.clear()
             self._local = threading.local()
+
+    def _recover(self, exc: StorageError) -> bool:
+        """After a disk I/O error or signs of damage: reopen the index, and rebuild it only when
+        SQLite's ``integrity_check`` of the file says it is damaged. True when the caller should
+        try again (from the reopened or rebuilt index); False when nothing can be done here."""
+        log.warning("%s; closing this process's connections to the index and reopening it", exc)
+        self._close_stores()
+        try:
+            problem = integrity(self.index_path)
+        except StorageError as again:
+            log.warning("the index at %s cannot be checked: %s", self.index_path, again)
+            return False
+        if problem is None:
+            return True  # the file is sound: the error was this process's view of it
+        if not os.access(self.nav_dir, os.W_OK):
+            return False
+        self._rebuild(problem)
+        self._update(lock_wait_s=30.0)
+        return True
+
+    def _rebuild(self, why: str) -> None:
+        """Replace a damaged index by a new one with what still reads cleanly (the cached vectors
+        at least); the next index run fills in the rest. Said in the next answer's notes."""
+        from navigator.indexer import index_lock
+
+        log.warning("the index at %s is damaged (%s); rebuilding it", self.index_path, why)
+        with self._lock, index_lock(self.nav_dir, timeout_s=30.0):
+            self._close_stores()
             self._first_searcher: SemanticSearch | None = None  # vectors keyed by the old chunk ids
-            discard_database(self.index_path)
-            self.rebuilt_note = f"the index was damaged ({why}) and has been rebuilt from the working tree"
+            salvage = rebuild_database(self.index_path, chunk_ok=_chunk_ok)
+        self.rebuilt_note = f"the index was damaged ({why}) and has been rebuilt: {salvage.describe()}"
 
     def close(self) -> None:
         with self._lock:
@@ -298,17 +337,23 @@ class Navigator:
         try:
             report = self._update(lock_wait_s=30.0, **options)
             problem = None if only else self.store.integrity_problem()
-        except IndexDamagedError as exc:
-            problem = _cause(exc)
+        except (IndexDamagedError, IndexIOError) as exc:
+            problem = f"{exc}"
         if problem is not None:
-            # never report success over a damaged file: it is a cache, so start it again
-            log.info("the index at %s is damaged (%s); rebuilding it", self.index_path, problem)
-            self._discard_index(problem)
-            report = self._update(lock_wait_s=30.0, **{**options, "only": None})
+            # never report success over a damaged file; but a look from this process alone comes
+            # first: only SQLite's integrity_check of the file, reopened, decides it is damaged
+            log.warning("%s: the index at %s looks damaged or unreadable; reopening it", problem, self.index_path)
+            self._close_stores()
+            found = integrity(self.index_path)
+            if found is not None:
+                self._rebuild(found)
+                options = {**options, "only": None}
+            report = self._update(lock_wait_s=30.0, **options)
             problem = self.store.integrity_problem()
             if problem is not None:
+                done = "was rebuilt and" if found is not None else "was reopened and"
                 raise IndexDamagedError(
-                    f"the index at {self.index_path} was rebuilt and is still damaged ({problem}); "
+                    f"the index at {self.index_path} {done} is still damaged ({problem}); "
                     "the disk may be failing: check it, or index elsewhere with `Navigator(root, index_dir=...)`"
                 )
         if self.rebuilt_note:
@@ -711,6 +756,7 @@ class Navigator:
             self._teams[key] = team  # most recently asked last
             return team
 
+    @_heals_damage
     def embed(
         self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64
     ) -> SyncReport:
@@ -780,26 +826,31 @@ class Navigator:
                 self._exact = exact
             return exact
 
+    @_heals_damage
     def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
         """Where ``target`` (a name or ``path:line:col``) is defined, as its language server says."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
         return self.exact.definition(target, deadline_s=deadline_s)
 
+    @_heals_damage
     def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Every reference to ``target`` (name or ``path:line:col``), definitions marked."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.references(target, deadline_s=deadline_s, limit=limit)
 
+    @_heals_damage
     def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Call sites of ``target`` (LSP incoming calls)."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callers(target, deadline_s=deadline_s, limit=limit)
 
+    @_heals_damage
     def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
 
+    @_heals_damage
     def implementations(
         self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
     ) -> Response[Hit]:
@@ -807,6 +858,7 @@ class Navigator:
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
 
+    @_heals_damage
     def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
         """The language server's hover text (signature, type, docs) for ``target``."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
@@ -988,6 +1040,13 @@ def _subsequence(needle: str, hay: str) -> bool:
         return False
     it = iter(hay)
     return all(ch in it for ch in needle)
+
+
+def _chunk_ok(text: str, content_hash: str) -> bool:
+    """Whether a chunk kept from a damaged index still has the text its hash was made from."""
+    from semantic.parse import chunk_hash
+
+    return isinstance(text, str) and chunk_hash(text) == content_hash
 
 
 def _cause(exc: BaseException) -> str:

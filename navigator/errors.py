@@ -12,6 +12,7 @@
     ├── StorageError          the index database cannot be used (exit 5)
     │   ├── IndexBusyError    another process holds the index's write lock
     │   ├── IndexDamagedError the database is corrupt; `nav index` rebuilds it
+    │   ├── IndexIOError      SQLite could not read or write the file (reopened once first)
     │   ├── IndexReadOnlyError the index cannot be written (read-only); queries still read it
     │   ├── StorageFullError  the disk is full; the write was rolled back
     │   └── StoreError        the team store (PostgreSQL) refused or failed a request
@@ -32,6 +33,7 @@ from storage.errors import (
     FileNotInIndexError,
     IndexBusyError,
     IndexDamagedError,
+    IndexIOError,
     IndexReadOnlyError,
     ModelError,
     NavError,
@@ -56,6 +58,7 @@ __all__ = [
     "FileNotInIndexError",
     "IndexBusyError",
     "IndexDamagedError",
+    "IndexIOError",
     "IndexReadOnlyError",
     "ModelError",
     "NavError",

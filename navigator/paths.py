@@ -121,27 +121,14 @@ def ensure_nav_dir(nav_dir: Path) -> Path:
         try:
             if not entry.is_file(follow_symlinks=False):
                 continue
-            if stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
-                private_file(Path(entry.path))
+            mode = stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode)
+            if mode & 0o077:
+                # By path, never through a descriptor: closing a descriptor of the index (or its
+                # -wal / -shm) would drop every SQLite lock this process holds on it.
+                os.chmod(entry.path, mode & 0o700)  # others lose access; the owner's bits stay
         except OSError:
             continue
     return nav_dir
-
-
-def private_file(path: Path) -> Path:
-    """Create ``path`` empty with mode 0600 if it does not exist (SQLite then gives its WAL and
-    shared-memory files the same mode); an existing one loses its group and other bits."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, PRIVATE_FILE_MODE)
-    except OSError:
-        return path  # a symlink or unreadable: the caller's open reports it
-    try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077:
-            os.fchmod(fd, mode & 0o700)  # others lose access; the owner's bits (read-only?) stay
-    finally:
-        os.close(fd)
-    return path
 
 
 def open_private(path: Path, flags: int = os.O_RDWR) -> int:

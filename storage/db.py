@@ -13,13 +13,20 @@ Writes go through :meth:`Store.transaction`; every file's rows are replaced in t
 same transaction as its ``files`` row, so a killed process leaves each file either
 fully old or fully new and the database always answers. WAL mode lets readers go on
 while an index run writes.
+
+The file is only ever opened through SQLite: its POSIX locks belong to the process, and closing
+any other descriptor of the file would drop them all (see :func:`make_private`). An index that
+looks damaged is rebuilt only when ``integrity_check`` says so, keeping what reads cleanly
+(:func:`rebuild_database`).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -30,9 +37,11 @@ import sqlite_utils
 
 from storage.errors import (
     IndexDamagedError,
+    IndexIOError,
     IndexReadOnlyError,
     StorageError,
     StorageFullError,
+    UnsafeIndexDirError,
 )
 from storage.model import ParsedFile, Span, SymbolDef
 from storage.tokens import index_text
@@ -118,6 +127,11 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     conn.execute(
         f'CREATE VIRTUAL TABLE chunks_fts USING fts5(path, symbol, text, tokenize = "{_FTS_TOKENIZER}")'
     )
+    _fill_fts(conn)
+
+
+def _fill_fts(conn: sqlite3.Connection) -> None:
+    """Full-text rows for every symbol and chunk (into empty FTS tables)."""
     conn.executemany(
         "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)",
         (
@@ -185,7 +199,7 @@ def classify_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
             f"but to update it make {path.parent} writable"
         )
     if primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN):
-        return StorageError(
+        return IndexIOError(
             f"cannot read or write the index at {path} (sqlite: {exc}); check that the disk is not full "
             f"and {path.parent} is readable and writable, then run `nav index`"
         )
@@ -202,6 +216,8 @@ class _GuardedCursor(sqlite3.Cursor):
             yield
         except sqlite3.DatabaseError as exc:
             conn = self.connection
+            if isinstance(conn, _GuardedConnection) and conn.closed_by_nav:
+                raise conn.reopen_error() from exc
             err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
             if err is None:
                 raise
@@ -232,15 +248,100 @@ class _GuardedCursor(sqlite3.Cursor):
 
 class _GuardedConnection(sqlite3.Connection):
     db_path: Path = Path()
+    _cursors: weakref.WeakSet[sqlite3.Cursor] | None = None
+
+    closed_by_nav = False
+    """Set when nav closed the connection (to look at the file afresh) while a thread may still
+    hold it: using it then is an :class:`IndexIOError`, which makes that thread reopen too."""
+
+    def reopen_error(self) -> IndexIOError:
+        return IndexIOError(f"the connection to the index at {self.db_path} was closed (to reopen the file); ask again")
 
     def cursor(self, factory: Any = _GuardedCursor) -> Any:
-        return super().cursor(factory)
+        if self.closed_by_nav:
+            raise self.reopen_error()
+        cur = super().cursor(factory)
+        if self._cursors is None:
+            self._cursors = weakref.WeakSet()
+        self._cursors.add(cur)
+        return cur
+
+    def close(self) -> None:
+        """Close, really: a cursor still in the middle of its rows (one an exception's traceback
+        keeps alive) would otherwise keep the file open under a closed connection, and with it
+        this process's stale view of the WAL."""
+        self.closed_by_nav = True
+        for cur in list(self._cursors or ()):
+            with suppress(sqlite3.Error):
+                cur.close()
+        super().close()
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
         return self.cursor().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Any, /) -> Any:
         return self.cursor().executemany(sql, parameters)
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def sidecars(path: Path) -> tuple[Path, Path]:
+    """The WAL and shared-memory files SQLite keeps beside ``path``."""
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def check_index_files(path: Path) -> None:
+    """Refuse an index file (or its ``-wal`` / ``-shm``) that is not a plain file, before SQLite
+    opens it: a symlink would have nav's schema written into its target, and a FIFO would block
+    the open for ever. Only ``lstat``: never a descriptor (see :func:`make_private`)."""
+    for p in (path, *sidecars(path)):
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StorageError(f"cannot inspect the index file {p}: {exc.strerror or exc}") from exc
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(p)
+            except OSError:
+                target = "?"
+            raise UnsafeIndexDirError(
+                f"the index file `{p}` is a symlink (to `{target[:100]}`); nav refuses to write through it: "
+                f"remove it (`rm {p}`) and run `nav index`"
+            )
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise StorageError(
+                f"the index file `{p}` is {kind}, not a database file; nav does not open it: "
+                f"remove it (`rm {'-r ' if stat.S_ISDIR(st.st_mode) else ''}{p}`) and run `nav index` to rebuild the index"
+            )
+
+
+def make_private(path: Path) -> None:
+    """Mode 0600 for the index (it holds copies of the code) and its WAL files, set by path.
+
+    Never through a descriptor of our own: SQLite's POSIX locks belong to the process, and
+    closing any descriptor of the database file drops every lock the process holds on it, so
+    the next other process to close its connection would think it was the last and delete the
+    WAL under this one. The moment between SQLite creating the file and this call is covered by
+    ``.nav`` itself being 0700; SQLite gives the WAL files the database's mode."""
+    for p in (path, *sidecars(path)):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISREG(st.st_mode) and mode & 0o077:
+            with suppress(OSError):  # someone else's file or a read-only file system: left as it is
+                os.chmod(p, mode & 0o700)  # others lose access; the owner's bits (read-only?) stay
 
 
 def discard_database(path: Path) -> None:
@@ -250,6 +351,154 @@ def discard_database(path: Path) -> None:
     for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         with suppress(FileNotFoundError):
             p.unlink()
+
+
+_KEPT_TABLES = ("files", "symbols", "chunks", "refs", "skipped")
+"""The index proper, kept from a damaged file only all together (its ids tie them to each other
+and to the vectors file); the full-text tables are rebuilt from them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What :func:`rebuild_database` carried from a damaged index into the new one."""
+
+    vectors: int
+    """Cached embedding vectors kept (the expensive part: each cost a model run)."""
+    files: int
+    """Files whose rows (symbols, chunks, references) were kept; 0 when they are rebuilt."""
+    unread: tuple[str, ...]
+    """Tables that did not read cleanly (what was lost)."""
+
+    def describe(self) -> str:
+        kept = []
+        if self.vectors:
+            kept.append(f"{self.vectors:,} cached vectors")
+        if self.files:
+            kept.append(f"the symbols, chunks and references of {self.files:,} files (each re-checked)")
+        out = ("kept " + " and ".join(kept)) if kept else "nothing could be kept"
+        if not self.files:
+            out += "; symbols and chunks are rebuilt from the working tree"
+        if self.unread:
+            out += f" (unreadable: {', '.join(self.unread)})"
+        return out
+
+
+def integrity(path: Path, *, timeout_s: float = 10.0) -> str | None:
+    """SQLite's full ``integrity_check`` of the file, on a connection of its own: None when it
+    passes, else what it found (or the error it stopped on). The one test of damage that may
+    lead to rebuilding an index."""
+    check_index_files(path)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout_s)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+        if code in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            return str(exc)
+        raise classify_error(exc, path) or StorageError(f"cannot check the index at {path}: {exc}") from exc
+    finally:
+        conn.close()
+    return None if rows == ["ok"] else "; ".join(rows)[:300]
+
+
+def rebuild_database(path: Path, *, chunk_ok: Callable[[str, str], bool] | None = None) -> Salvage:
+    """Replace the damaged index at ``path`` with a new one holding what still reads cleanly:
+    the embedding cache (row by row, up to the first unreadable page), and the index proper when
+    every one of its tables reads cleanly and agrees with itself. Bytes can be wrong and still
+    read cleanly, so what is kept is re-checked: a chunk whose text fails ``chunk_ok(text, hash)``
+    is dropped, and the next index run re-parses every file (rows that match are updated in place,
+    keeping their ids). The caller holds the index lock
+    and has closed its own connections to the file; other processes notice the new file by its
+    inode (:meth:`Store.replaced`)."""
+    fresh = path.with_name(path.name + ".rebuild")
+    discard_database(fresh)
+    unread: list[str] = []
+    vectors = files = 0
+    try:
+        old: sqlite3.Connection | None = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        old = None
+    try:
+        with Store(fresh) as new:
+            if old is not None:
+                vectors = _copy_vectors(old, new, unread)
+                files = _copy_index(old, new, unread, chunk_ok)
+            new.conn.execute("PRAGMA journal_mode=DELETE")  # one file to move into place
+    finally:
+        if old is not None:
+            old.close()
+    # The damaged file's WAL goes first (stale frames must never meet the new file), then the
+    # new file takes its name in one step: there is never a moment without an index.db, in which
+    # another process would create an empty one (and a WAL of its own) beside ours.
+    for p in (*sidecars(path), *sidecars(fresh)):
+        with suppress(FileNotFoundError):
+            p.unlink()
+    os.replace(fresh, path)
+    return Salvage(vectors=vectors, files=files, unread=tuple(unread))
+
+
+def _copy_vectors(old: sqlite3.Connection, new: Store, unread: list[str]) -> int:
+    kept = 0
+    try:
+        cur = old.execute("SELECT model, hash, dim, vector FROM embeddings")
+        while rows := cur.fetchmany(1000):
+            good = [r for r in rows if isinstance(r[3], bytes) and isinstance(r[2], int) and len(r[3]) == 4 * r[2]]
+            with new.transaction():
+                new.conn.executemany(
+                    "INSERT OR IGNORE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)", good
+                )
+            kept += len(good)
+    except sqlite3.DatabaseError:
+        unread.append("embeddings")
+    return kept
+
+
+def _copy_index(
+    old: sqlite3.Connection, new: Store, unread: list[str], chunk_ok: Callable[[str, str], bool] | None
+) -> int:
+    """The index proper, all or nothing; returns the files kept (0: none)."""
+    try:
+        row = old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            return 0
+    except (sqlite3.DatabaseError, ValueError):
+        unread.append("meta")
+        return 0
+    c = new.conn
+    table = "meta"
+    try:
+        with new.transaction():
+            for table in _KEPT_TABLES:
+                cols = ", ".join(str(r[1]) for r in c.execute(f"PRAGMA table_info({table})"))
+                marks = ", ".join("?" * len(cols.split(", ")))
+                cur = old.execute(f"SELECT {cols} FROM {table}")
+                while rows := cur.fetchmany(2000):
+                    c.executemany(f"INSERT INTO {table}({cols}) VALUES ({marks})", rows)
+            table = "meta"
+            c.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                old.execute("SELECT key, value FROM meta WHERE key != 'schema_version'").fetchall(),
+            )
+            new.set_meta("parser_fingerprint", "salvaged")  # the next run re-parses every file
+            if chunk_ok is not None:
+                bad = [(cid,) for cid, text, h in c.execute("SELECT id, text, hash FROM chunks") if not chunk_ok(text, h)]
+                c.executemany("DELETE FROM chunks WHERE id = ?", bad)
+            table = "the index tables (rows of no file)"
+            if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise _Inconsistent(table)
+            table = "the full-text tables"
+            _fill_fts(c)
+    except (sqlite3.DatabaseError, StorageError, _Inconsistent):
+        unread.append(table)
+        return 0
+    return int(c.execute("SELECT count(*) FROM files").fetchone()[0])
+
+
+class _Inconsistent(Exception):
+    """Rows that read cleanly but do not agree with each other (a symbol of no file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +597,7 @@ class Store:
         is not a database or fails SQLite's check of its structure on opening.
         """
         self.path = Path(path)
+        check_index_files(self.path)
         if read_only is None:
             read_only = not _writable(self.path)
         self.read_only = read_only
@@ -363,6 +613,7 @@ class Store:
             conn = self._connect(timeout_s)
             self.db = sqlite_utils.Database(conn)
             if not read_only:
+                make_private(self.path)  # before the WAL files exist: they take its mode
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")

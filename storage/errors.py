@@ -127,6 +127,11 @@ class IndexDamagedError(StorageError):
     The index is a cache of the working tree: ``nav index`` deletes and rebuilds it."""
 
 
+class IndexIOError(StorageError):
+    """SQLite could not read or write the index file (``SQLITE_IOERR`` / ``SQLITE_CANTOPEN``): the
+    file may be fine; nav reopens it once before saying so."""
+
+
 class IndexReadOnlyError(StorageError):
     """The index cannot be written (read-only folder or file system); queries still read it."""
 

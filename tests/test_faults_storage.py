@@ -11,6 +11,7 @@ import os
 import random
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -221,3 +222,107 @@ def test_a_failed_reindex_on_a_full_disk_leaves_answers_that_say_so(tmp_path: Pa
             assert resp.complete and not resp.notes
         finally:
             nav.close()
+
+
+# -- damage is decided by integrity_check; what reads cleanly is kept (issue 17) -----------------
+
+
+def embedded_repo(tmp_path: Path) -> tuple[Path, int]:
+    """An indexed repository whose chunks all have cached vectors; the index closed (checkpointed)."""
+    from semantic.embed import FakeEmbedder
+
+    root = make_repo(tmp_path / "repo", files=FILES)
+    with Navigator(root, embedder=FakeEmbedder(384)) as nav:
+        nav.index()
+        nav.embed()
+        vectors = int(nav.store.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+    assert vectors > FILES
+    db = root / ".nav" / "index.db"
+    assert not Path(f"{db}-wal").exists()  # the last connection checkpointed: the pages are in the file
+    return root, vectors
+
+
+def overwrite_pages_of(db: Path, name: str, pages: int = 1) -> None:
+    """Write garbage over ``pages`` pages from the root page of table or index ``name``."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
+    with open(db, "r+b") as fh:  # this process holds no connection to the file
+        fh.seek((root_page - 1) * page_size)
+        fh.write(bytes(random.Random(root_page).randrange(256) for _ in range(page_size * pages)))
+
+
+def vectors_in(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+
+@pytest.mark.parametrize("damaged", ["chunks", "symbols_name"])
+def test_a_damaged_index_is_rebuilt_keeping_its_vectors(tmp_path: Path, damaged: str) -> None:
+    from semantic.embed import FakeEmbedder
+
+    root, vectors = embedded_repo(tmp_path)
+    db = root / ".nav" / "index.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # wrong bytes that still read cleanly
+        conn.execute(
+            "UPDATE symbols SET name = 'helper_x', qualified_name = 'helper_x' WHERE name = 'helper_5_2'"
+        )
+        conn.execute("UPDATE chunks SET text = 'garbage' WHERE text LIKE '%def helper_5_2%'")
+        conn.commit()
+    overwrite_pages_of(db, damaged)
+    assert integrity(db) != "ok"
+    out = run_nav(root, "index")
+    assert out.returncode == 0, out.stderr
+    assert "damaged" in out.stderr and f"{vectors:,} cached vectors" in out.stderr, out.stderr
+    assert integrity(db) == "ok"
+    assert vectors_in(db) == vectors
+    if damaged == "symbols_name":  # only an index b-tree: every table reads cleanly and is kept
+        assert f"of {FILES + 1} files" in out.stderr, out.stderr
+    embedder = FakeEmbedder(384)
+    with Navigator(root, embedder=embedder) as nav:
+        nav.embed()
+        assert embedder.texts_embedded == 0  # nothing to embed again
+        assert nav.definitions("helper_5_2").items[0].path == "pkg5/mod5.py"
+        assert not nav.store.symbols_by_name("helper_x")  # what was kept was checked again
+        texts = [
+            r[0] for r in nav.store.conn.execute("SELECT text FROM chunks WHERE text LIKE '%helper_5_2%'")
+        ]
+        assert texts and "garbage" not in texts
+
+
+def test_a_wal_deleted_under_the_process_is_reopened_not_rebuilt(tmp_path: Path) -> None:
+    """What another process's close did to the daemon: this process's WAL and shared memory
+    deleted under it, then new ones written by someone else. A new thread's connection then
+    reads the new WAL through the old shared memory: SQLite's disk I/O error. nav closes its
+    connections, reopens, and answers; the file is the same, its vectors all there."""
+    root, vectors = embedded_repo(tmp_path)
+    db = root / ".nav" / "index.db"
+    with Navigator(root) as nav:
+        assert nav.definitions("helper_1_1").items
+        inode = db.stat().st_ino
+        answers: list[object] = []
+
+        def ask(name: str) -> None:
+            try:
+                answers.append([h.path for h in nav.definitions(name).items])
+            except Exception as exc:  # reported below, with the step
+                answers.append(exc)
+
+        for step in range(2):
+            for suffix in ("-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink()
+            (root / f"late{step}.py").write_text(
+                f"def arrived_late_{step}():\n    return 2\n", encoding="utf-8"
+            )
+            other = run_nav(root, "def", f"arrived_late_{step}")  # indexes it, into a WAL of its own
+            assert other.returncode == 0, other.stderr
+            answers.clear()
+            worker = threading.Thread(target=ask, args=(f"arrived_late_{step}",))  # as a daemon worker
+            worker.start()
+            worker.join(120)
+            ask("helper_1_1")
+            assert answers == [[f"late{step}.py"], ["pkg1/mod1.py"]], (step, answers)
+        assert not nav.rebuilt_note
+    assert db.stat().st_ino == inode  # the same file: nothing was deleted
+    assert vectors_in(db) == vectors
+    assert integrity(db) == "ok"
