@@ -290,6 +290,11 @@ class Framed:
             self.proc.kill()
             self.proc.wait(timeout=10)
             return None
+        finally:
+            with self.cond:  # the reader sees the end of output, then its pipe is closed
+                self.cond.wait_for(lambda: self.closed, timeout=10)
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
 
 
 def lsp_session(
@@ -322,7 +327,7 @@ def lsp_session(
                     s["location"]["range"]["start"]["line"] + 1,
                 )
                 for s in reply["result"] or []
-                if s.get("name") == name
+                if str(s.get("name")).rsplit(".", 1)[-1] == name  # nav lsp names symbols qualified
             }
             if (path, line) not in hits:
                 t.bad("lsp", "wrong", f"workspace/symbol {name}: {sorted(hits)[:5]} lacks {(path, line)}")
