@@ -128,8 +128,15 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
             return None  # e.g. a name JSON cannot carry: the client says so
         chunks: list[bytes] = []
         size = 0
+        import time
+
+        deadline = time.monotonic() + _REQUEST_TIMEOUT_S  # in all, not per read
         while True:
             try:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                sock.settimeout(remaining)
                 chunk = sock.recv(1 << 20)
             except TimeoutError:
                 from storage.errors import DeadlineError
