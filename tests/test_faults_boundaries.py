@@ -375,6 +375,8 @@ def test_a_nav_owned_by_another_user_is_refused(hostile: Path) -> None:
 SECRET_FILES = {
     ".env": f"TOKEN={SECRET}\n",
     ".env.production": f"TOKEN={SECRET}\n",
+    "prod.env": f"TOKEN={SECRET}\n",  # issue 17: indexed and searchable
+    "config/Staging.ENV": f"TOKEN={SECRET}\n",
     "deploy/id_rsa": f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n",
     "deploy/id_ed25519": f"{SECRET}\n",
     "config/credentials.json": f'{{"token": "{SECRET}"}}\n',
