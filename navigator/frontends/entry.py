@@ -69,19 +69,25 @@ def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
 
 
 def find_root(start: str) -> str:
-    """:func:`navigator.paths.find_root` on strings: the nearest ancestor with a ``.nav`` index,
-    else with ``.git``, else ``start`` (resolved)."""
+    """:func:`navigator.paths.find_root` on strings: the nearest folder at or above ``start``
+    holding ``.git`` or this user's own ``.nav`` folder, else ``start`` (resolved)."""
+    import stat
+
     start = os.path.realpath(start)
-    for marker in (_NAV_DIR, ".git"):
-        cand = start
-        while True:
-            if os.path.exists(os.path.join(cand, marker)):
-                return cand
-            parent = os.path.dirname(cand)
-            if parent == cand:
-                break
-            cand = parent
-    return start
+    cand = start
+    uid = os.getuid()
+    while True:
+        try:
+            st = os.lstat(os.path.join(cand, _NAV_DIR))
+            own_nav = stat.S_ISDIR(st.st_mode) and st.st_uid == uid
+        except OSError:
+            own_nav = False
+        if own_nav or os.path.exists(os.path.join(cand, ".git")):
+            return cand
+        parent = os.path.dirname(cand)
+        if parent == cand:
+            return start
+        cand = parent
 
 
 def daemon_possible(root: str) -> bool:
