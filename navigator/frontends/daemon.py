@@ -48,6 +48,7 @@ from navigator.frontends.wire import (
     check_params,
     dumps,
     encode,
+    error_type,
     is_request_id,
 )
 from navigator.paths import (
@@ -513,7 +514,7 @@ class Daemon:
         except WireError as exc:
             return _error(req_id, exc.code, exc.message)
         except NavError as exc:
-            data: dict[str, Any] = {"type": type(exc).__name__, "exit_code": exc.exit_code}
+            data: dict[str, Any] = {"type": error_type(exc), "exit_code": exc.exit_code}
             if hasattr(exc, "suggestions"):
                 data["suggestions"] = exc.suggestions
                 data["name"] = getattr(exc, "name", None)

@@ -117,6 +117,16 @@ def error_reply(req_id: RequestId | None, code: int, message: str, data: Any = N
     return {"jsonrpc": "2.0", "id": req_id, "error": error}
 
 
+def error_type(exc: BaseException) -> str:
+    """The name a client can rebuild ``exc`` by: its nearest class in nav's documented tree
+    (``storage.errors``), so a subclass defined elsewhere (``semantic.embed.EmbedError``,
+    a :class:`ModelError`) still crosses as what it is."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == "storage.errors":
+            return cls.__name__
+    return type(exc).__name__
+
+
 def is_request_id(value: Any) -> bool:
     """JSON-RPC ids nav answers under: a string or an integer (MCP and LSP allow no others)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
