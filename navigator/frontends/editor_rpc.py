@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
+import attrs
 import cattrs
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.protocol import LanguageServerProtocol
@@ -214,6 +215,12 @@ class NavProtocol(LanguageServerProtocol):
         is_request = method is not None and "id" in message
         if method is not None:
             message_type = self.get_message_type(method)
+            if is_request and message_type is not None and "id" not in attrs.fields_dict(message_type):
+                # pygls would handle it as the notification it is, and never answer the id
+                self._reply_error(
+                    message["id"], INVALID_REQUEST, f"`{shorten(method)}` is a notification: send it without an id"
+                )
+                return
             if message_type is not None:
                 try:
                     self._converter.structure(message, message_type)

@@ -138,13 +138,13 @@ def check_line(line: bytes) -> str | list[dict[str, Any]]:
     instead (none for a malformed notification, which is logged). Pure; never raises."""
     checked = check_message(line, max_bytes=MAX_MESSAGE_BYTES, max_depth=MAX_DEPTH)
     if isinstance(checked, dict):
-        try:  # the SDK's own envelope types, so nothing that passes here is dropped there
-            mcp_types.jsonrpc_message_adapter.validate_python(checked, by_name=False)
-        except ValueError as exc:
+        try:  # the SDK's own parse of the same text, so nothing that passes here is dropped there
+            mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError as exc:  # e.g. a lone surrogate (`"\udcff"`), an id past 64 bits
             req_id = checked.get("id")
             checked = Rejected(
                 INVALID_REQUEST,
-                f"not an MCP message: {shorten(str(exc))}",
+                f"not an MCP message: {_describe(exc)}",
                 (req_id if isinstance(req_id, str | int) and not isinstance(req_id, bool) else None,),
                 answer="id" in checked and "method" in checked,
             )
@@ -153,6 +153,29 @@ def check_line(line: bytes) -> str | list[dict[str, Any]]:
     if not checked.answer:
         log.warning("ignored a malformed notification or response: %s", checked.message)
     return checked.replies()
+
+
+def _describe(exc: ValueError) -> str:
+    """pydantic's first complaint, shortened: ``Invalid JSON: lone leading surrogate in hex
+    escape at line 1 column 58``."""
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors(include_url=False)[0] if callable(errors) else None
+    except (IndexError, TypeError):
+        first = None
+    if not isinstance(first, dict):
+        return shorten(str(exc))
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return shorten(f"{first.get('msg', exc)}{f' at `{where}`' if where else ''}")
+
+
+def _error_message(reply: dict[str, Any]) -> mcp_types.JSONRPCError:
+    """The SDK's type of an error reply; under id null when the SDK cannot carry the id
+    (an integer past 64 bits)."""
+    try:
+        return mcp_types.JSONRPCError.model_validate(reply)
+    except ValueError:
+        return mcp_types.JSONRPCError.model_validate({**reply, "id": None})
 
 
 def _read_line(rfile: IO[bytes]) -> bytes:
@@ -197,7 +220,7 @@ async def _serve(server: MCPServer) -> None:
                     continue
                 await write_ready.wait()
                 for reply in checked:
-                    await sink[0].send(SessionMessage(mcp_types.JSONRPCError.model_validate(reply)))
+                    await sink[0].send(SessionMessage(_error_message(reply)))
 
         # stdout stays the SDK's (it keeps stray prints off the wire); stdin is read here
         async with stdio_server(stdin=cast(Any, lines())) as (read_stream, write_stream):

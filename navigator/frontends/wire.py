@@ -197,6 +197,8 @@ def check_envelope(message: Any, *, array_params: bool = False) -> dict[str, Any
         problem = f"`method` must be a string, got {_quote(message['method'])}"
     elif is_request and req_id is None:
         problem = f"`id` must be a string or an integer, got {_quote(message['id'])}"
+    elif "result" in message or "error" in message:
+        problem = "a message with a `method` is a request or a notification: it cannot carry `result` or `error`"
     if problem is not None:
         return Rejected(INVALID_REQUEST, problem, (req_id,), answer=is_request)
     params = message.get("params")
