@@ -148,6 +148,9 @@ MALFORMED = [  # (line, the reply's id, its code): the SDK dropped each of these
     (b'[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]', 8, -32600),
     (DEEP, 9, -32600),
     (b'{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"a":"\xff"}}', 10, -32700),
+    (b'{"jsonrpc":"2.0","id":11,"method":"ping","params":{"a":"\\udcff"}}', 11, -32600),  # the SDK's JSON refuses it
+    (b'[{"jsonrpc":"2.0","id":"\\udcffx","method":"ping"}]', None, -32600),  # an id no reply can carry: it killed nav mcp
+    (b'{"jsonrpc":"2.0","id":12,"method":"ping","result":1}', 12, -32600),
     (b"{not json", None, -32700),
     (b"", None, -32700),
 ]

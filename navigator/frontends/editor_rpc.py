@@ -16,7 +16,14 @@ Here the reader owns the framing (:func:`read_messages`, pure over a binary file
 - a frame with a bad or missing ``Content-Length`` gets ``-32700`` (id null) and the reader
   skips to the next ``Content-Length`` header;
 - a frame over :data:`MAX_MESSAGE_BYTES` is refused the same way, without reading it into
-  memory.
+  memory;
+- stray bytes before a frame's headers are skipped (reported once) and the frame is read;
+- the envelope is checked by :func:`navigator.frontends.wire.check_message` (a batch, bad
+  UTF-8, JSON nested past :data:`MAX_DEPTH`, ``jsonrpc`` not "2.0", an id that is not a
+  string or an integer all get an error reply, with the id when it can be read);
+- after ``shutdown`` every request but ``exit`` gets ``-32600 server is shutting down``, as
+  LSP says; a request whose method is a notification (``initialized`` with an id) gets
+  ``-32600`` rather than silence.
 """
 
 from __future__ import annotations

@@ -171,11 +171,15 @@ def _describe(exc: ValueError) -> str:
 
 def _error_message(reply: dict[str, Any]) -> mcp_types.JSONRPCError:
     """The SDK's type of an error reply; under id null when the SDK cannot carry the id
-    (an integer past 64 bits)."""
+    (an integer past 64 bits, a string with a lone surrogate)."""
     try:
-        return mcp_types.JSONRPCError.model_validate(reply)
+        message = mcp_types.JSONRPCError.model_validate(reply)
+        message.model_dump_json()  # an id with a lone surrogate parses in Python, but cannot be sent
+        return message
     except ValueError:
-        return mcp_types.JSONRPCError.model_validate({**reply, "id": None})
+        error = dict(reply["error"])
+        error["message"] = str(error.get("message", "")).encode("utf-8", "backslashreplace").decode("utf-8")
+        return mcp_types.JSONRPCError.model_validate({**reply, "id": None, "error": error})
 
 
 def _read_line(rfile: IO[bytes]) -> bytes:

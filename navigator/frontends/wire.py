@@ -5,7 +5,10 @@ The daemon sends ``{"type": "navigator.results:Response", "item": "navigator.res
 returns, so the CLI cannot tell (and need not care) which one answered.
 
 Nothing read from a socket is trusted: :func:`loads` bounds a message's size and nesting
-and refuses ``NaN``/``Infinity``; :func:`check_params` holds JSON parameters against the
+and refuses ``NaN``/``Infinity``; :func:`check_message` is the one JSON-RPC 2.0 envelope
+check of every front end (daemon socket, ``nav lsp``, ``nav mcp``): whatever a message holds,
+one that may be a request gets an error reply (with its id when the id can be read), a
+malformed notification or response is only logged; :func:`check_params` holds JSON parameters against the
 verb's own type annotations, so a wrong type is an "invalid params" error that names the
 parameter and its value, never an exception deep inside the engine. Pure; the only import
 it may trigger is the module that defines a result type.
