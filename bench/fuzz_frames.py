@@ -248,13 +248,13 @@ def _valid_id(value: Any) -> bool:
 
 
 def _top_ids(body: bytes) -> set[Any]:
-    """The ``"id"`` written first in a message too deep to parse (this fuzz writes it there)."""
-    head = body[:200].decode("utf-8", "replace")
-    at = head.find('"id": ')
+    """The id of a message too deep to parse: the first ``"id": `` in it (the random keys and
+    strings of this fuzz are never ``id``, so that is the top-level member)."""
+    at = body.find(b'"id": ')
     if at < 0:
         return set()
     try:
-        value, _ = json.JSONDecoder().raw_decode(head[at + 6 :])
+        value, _ = json.JSONDecoder().raw_decode(body[at + 6 : at + 200].decode("utf-8", "replace"))
     except ValueError:
         return set()
     return {value} if _valid_id(value) else set()
