@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import traceback
 from collections.abc import AsyncIterator
 from typing import IO, Any, cast
@@ -196,6 +197,10 @@ def _read_line(rfile: IO[bytes]) -> bytes:
 def _own_stdin() -> Any:
     """Read the agent from a private copy of fd 0 and point fd 0 at the null device, so no
     child (git, a language server) can read the agent's messages; fd 0 is restored after."""
+    if sys.stdin is None:  # started with fd 0 closed: whatever holds fd 0 now is not the agent
+        with open(os.devnull, "rb") as empty:
+            yield empty
+        return
     private = os.dup(0)
     devnull = os.open(os.devnull, os.O_RDONLY)
     try:
