@@ -5,7 +5,8 @@ to the user. Light to import.
 the code's own permissions); a ``.nav`` that is a symlink or someone else's folder is
 refused, never written through. When ``.nav/daemon.sock`` would be too long for a Unix
 socket, the socket goes into a folder only the user can enter (``$XDG_RUNTIME_DIR``, else
-``<tmp>/nav-<uid>``, checked: a real folder, owned by the user, mode 0700).
+``<tmp>/nav-<uid>``, else, when another user made that first, ``~/.cache/nav/run``; checked:
+a real folder, owned by the user, mode 0700).
 """
 
 from __future__ import annotations
@@ -141,13 +142,33 @@ def _socket_dir_path() -> Path:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and _private_runtime_dir(runtime):
         return Path(runtime)
-    return _fallback_socket_dir()
+    tmp = _fallback_socket_dir()
+    # `<tmp>/nav-<uid>` is a name another local user can take first (a folder of theirs, a
+    # symlink): then the sockets go under the user's own cache folder instead
+    return tmp if _free_or_ours(tmp) else _cache_socket_dir()
 
 
 def _fallback_socket_dir() -> Path:
     import tempfile  # only for very deep roots; keeps the CLI's import path short
 
     return Path(tempfile.gettempdir()) / f"nav-{os.getuid()}"
+
+
+def _cache_socket_dir() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME")
+    base = Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache"
+    return base / "nav" / "run"
+
+
+def _free_or_ours(path: Path) -> bool:
+    """Nothing there yet, or a real folder of this user's."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
 
 
 def _private_runtime_dir(runtime: str) -> bool:
@@ -168,13 +189,13 @@ def ensure_socket_dir(paths: DaemonPaths) -> None:
 
 def socket_dir() -> Path:
     """A folder only this user can enter, for sockets whose ``.nav`` path is too long:
-    ``$XDG_RUNTIME_DIR`` when it is this user's and 0700, else ``<tmp>/nav-<uid>``, created
-    0700 and checked (a real folder, owned by the user, 0700), never a predictable path
-    that another user could have created first."""
+    ``$XDG_RUNTIME_DIR`` when it is this user's and 0700, else ``<tmp>/nav-<uid>``, else (when
+    another user took that name first) ``~/.cache/nav/run``; created 0700 and checked (a real
+    folder, owned by the user, 0700). :func:`daemon_paths` picks the same folder."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and _private_runtime_dir(runtime):
         return Path(runtime)
-    path = _fallback_socket_dir()
+    path = _socket_dir_path()
     fix = "remove it if it is yours, or set XDG_RUNTIME_DIR (or TMPDIR) to a folder only you can enter"
     ensure_private_dir(path, what="the socket folder", fix=fix)
     st = os.lstat(path)
@@ -185,13 +206,24 @@ def socket_dir() -> Path:
     return path
 
 
+def own_nav_dir(path: Path | str) -> bool:
+    """A ``.nav`` that marks a root: a real folder (not a symlink) owned by this user. Anyone
+    can make ``/tmp/.nav``; that must not make ``/tmp`` the root of every checkout below it."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+
+
 def find_root(start: Path) -> Path:
-    """The nearest ancestor with a ``.nav`` index, else with ``.git``, else ``start``."""
+    """The nearest folder at or above ``start`` holding ``.git`` or this user's own ``.nav``
+    (:func:`own_nav_dir`), else ``start``. The nearest wins: a repository inside a folder that
+    has an index is a root of its own."""
     start = start.resolve()
-    for marker in (NAV_DIR, ".git"):
-        for cand in (start, *start.parents):
-            if (cand / marker).exists():
-                return cand
+    for cand in (start, *start.parents):
+        if own_nav_dir(cand / NAV_DIR) or (cand / ".git").exists():
+            return cand
     return start
 
 

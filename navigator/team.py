@@ -717,6 +717,13 @@ def _fallback_note(exc: StoreError) -> str:
     return f"team store unavailable ({exc}); answered from this checkout's local index only"
 
 
+def _nothing_local(exc: StoreError, local: NavError) -> StoreError:
+    """The store could not answer and neither could this checkout: the store's error (its exit
+    code), saying both, so "no symbol named X" never hides that the store was not asked."""
+    err = type(exc)(f"{exc}; this checkout's local index could not answer either: {local}")
+    return err
+
+
 def search_all_repos(
     nav: Checkout, text: str, *, k: int, languages: Sequence[str] | None, store: str | None = None
 ) -> Response[SearchHit]:
@@ -727,7 +734,10 @@ def search_all_repos(
         return team.search(text, k=k, languages=languages)
     except StoreError as exc:
         log.info("all-repos search answered locally: %s", exc)
-        local = nav.search(text, k=k, languages=languages)
+        try:
+            local = nav.search(text, k=k, languages=languages)
+        except NavError as local_exc:
+            raise _nothing_local(exc, local_exc) from None
         note = _fallback_note(exc)
         return dataclasses.replace(
             local, complete=False, reason=note, notes=(*local.notes, note), source="index"
@@ -740,7 +750,10 @@ def definitions_all_repos(nav: Checkout, name: str, store: str | None = None) ->
         return team.definitions(name)
     except StoreError as exc:
         log.info("all-repos definitions answered locally: %s", exc)
-        local = nav.definitions(name)
+        try:
+            local = nav.definitions(name)
+        except NavError as local_exc:
+            raise _nothing_local(exc, local_exc) from None
         note = _fallback_note(exc)
         return dataclasses.replace(
             local, complete=False, reason=note, notes=(*local.notes, note), source="index"

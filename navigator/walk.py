@@ -1,6 +1,8 @@
 """Walking a repository: which files nav indexes, and why it skips the others.
 
-Honours ``.gitignore`` files at every level (and ``.navignore``, same syntax), skips
+Honours ``.gitignore`` files at every level (and ``.navignore``, same syntax), the
+repository's ``.git/info/exclude`` and the user's global excludes file (git's
+``core.excludesFile``, by default ``~/.config/git/ignore``), as git does; skips
 ``.git``, virtualenvs, ``node_modules`` and other vendored or generated trees,
 binary files and files above a size limit. Unreadable entries are reported, never fatal.
 
@@ -9,7 +11,7 @@ Trust boundaries (README, "What gets indexed"):
 - Symlinks are never followed: not to directories (no loops), not to files. A link whose
   target is under the root changes nothing (the target is indexed under its own path); a
   link that leaves the root is reported and left out, so nothing outside the root is read.
-- Likely-secret files (:data:`SECRET_NAMES`, :data:`SECRET_SUFFIXES`, ``.env.*``) are left
+- Likely-secret files (:data:`SECRET_NAMES`, :data:`SECRET_SUFFIXES`, ``.env.*``, ``*.env``) are left
   out and reported, unless ``[index] include_secrets = true``.
 - A file or folder whose name is not valid UTF-8 is left out and reported (escaped),
   since paths are stored and printed as text; rename it to index it.
@@ -18,10 +20,12 @@ Trust boundaries (README, "What gets indexed"):
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import pathspec
 
@@ -106,6 +110,7 @@ def looks_secret(name: str) -> bool:
         low in SECRET_NAMES
         or low.endswith(SECRET_SUFFIXES)
         or low.startswith(".env.")
+        or low.endswith(".env")  # prod.env, docker.env: environment files by another name
         or (low.startswith("client_secret") and low.endswith(".json"))
     )
 
@@ -153,6 +158,85 @@ class WalkOptions:
     """Index likely-secret files (:func:`looks_secret`) too."""
 
 
+class _Spec(Protocol):
+    def check_file(self, file: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Under:
+    """Ignore rules written relative to a folder above the root (the repository's top)."""
+
+    prefix: str
+    spec: pathspec.GitIgnoreSpec
+
+    def check_file(self, file: str) -> Any:
+        return self.spec.check_file(self.prefix + file)
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().splitlines()
+    except OSError:
+        return []
+
+
+def _git_dir(top: str) -> str | None:
+    """The git folder of the repository whose top is ``top`` (a ``.git`` file of a worktree or
+    submodule points at it), its common folder for a linked worktree."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        git_dir = dot_git
+    else:
+        first = (_read_lines(dot_git) or [""])[0]
+        if not first.startswith("gitdir:"):
+            return None
+        git_dir = os.path.join(top, first.removeprefix("gitdir:").strip())
+    common = (_read_lines(os.path.join(git_dir, "commondir")) or [""])[0].strip()
+    return os.path.join(git_dir, common) if common else git_dir
+
+
+_EXCLUDES_FILE = re.compile(r"^\s*excludesfile\s*=\s*(.+?)\s*$", re.IGNORECASE)
+
+
+def _global_excludes_file() -> str:
+    """git's ``core.excludesFile`` from the user's git config (a plain read: no git process),
+    else its default, ``$XDG_CONFIG_HOME/git/ignore``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    found = os.path.join(xdg, "git", "ignore")
+    for config in (os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
+        section = ""
+        for line in _read_lines(config):
+            stripped = line.strip()
+            if stripped.startswith("["):
+                section = stripped.strip("[]").strip().lower()
+            elif section == "core" and (m := _EXCLUDES_FILE.match(stripped)):
+                found = os.path.expanduser(m.group(1).strip('"'))
+    return found
+
+
+def git_excludes(root: str) -> list[tuple[str, _Spec]]:
+    """The rules git applies besides ``.gitignore`` files: the user's global excludes file,
+    then the repository's ``info/exclude`` (which wins), both relative to the repository's
+    top (the nearest folder at or above ``root`` holding ``.git``)."""
+    top = root
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return []
+        top = parent
+    git_dir = _git_dir(top)
+    prefix = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
+    specs: list[tuple[str, _Spec]] = []
+    sources = [_global_excludes_file()] + ([os.path.join(git_dir, "info", "exclude")] if git_dir else [])
+    for source in sources:
+        lines = _read_lines(source)
+        if any(line.strip() and not line.startswith("#") for line in lines):
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            specs.append(("", _Under(prefix, spec) if prefix else spec))
+    return specs
+
+
 def _load_spec(directory: str, names: set[str]) -> pathspec.GitIgnoreSpec | None:
     lines: list[str] = []
     for name in (".gitignore", ".navignore"):
@@ -169,7 +253,7 @@ def _load_spec(directory: str, names: set[str]) -> pathspec.GitIgnoreSpec | None
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _ignored(specs: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str, is_dir: bool) -> bool:
+def _ignored(specs: list[tuple[str, _Spec]], rel: str, is_dir: bool) -> bool:
     """Apply the ignore files from the root down; a deeper file's rules win (negations work)."""
     verdict = False
     candidate = rel + "/" if is_dir else rel
@@ -191,9 +275,11 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def _root_specs(opts: WalkOptions) -> list[tuple[str, pathspec.GitIgnoreSpec]]:
-    """The ignore rules that apply from the root down before any ``.gitignore`` is read."""
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+def _root_specs(root: str, opts: WalkOptions) -> list[tuple[str, _Spec]]:
+    """The ignore rules that apply from the root down before any ``.gitignore`` is read: git's
+    excludes (global, ``info/exclude``), then ``[index] ignore``. The walk and the watcher both
+    start here, so they agree on what is indexed."""
+    specs: list[tuple[str, _Spec]] = git_excludes(root)
     if opts.extra_ignores:
         specs.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
     return specs
@@ -230,10 +316,10 @@ def walk_dirs(root: Path, options: WalkOptions | None = None, *, under: str = ""
 
 def _specs_down_to(
     root: str, rel_dir: str, opts: WalkOptions
-) -> list[tuple[str, pathspec.GitIgnoreSpec]] | None:
+) -> list[tuple[str, _Spec]] | None:
     """The ignore rules in force inside ``rel_dir`` before its own ignore files are read, or
     None when the walk would not enter it (or one of the folders above it)."""
-    specs = _root_specs(opts)
+    specs = _root_specs(root, opts)
     if not rel_dir:
         return specs
     parts = rel_dir.split("/")
@@ -257,7 +343,7 @@ def _specs_down_to(
 
 
 def _skip_dir(
-    name: str, path: str, rel: str, specs: list[tuple[str, pathspec.GitIgnoreSpec]], opts: WalkOptions
+    name: str, path: str, rel: str, specs: list[tuple[str, _Spec]], opts: WalkOptions
 ) -> str | None:
     """Why the walk does not enter the real (not symlinked) folder ``rel``: ``""`` for a silent
     skip, else a reason worth reporting; None when it enters it."""
@@ -279,7 +365,7 @@ def walk_paths(root: Path, paths: Iterable[str], options: WalkOptions | None = N
     opts = options or WalkOptions()
     root_s = os.path.abspath(root)
     result = WalkResult()
-    base: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+    base = git_excludes(root_s)
     if opts.extra_ignores:
         base.append(("", pathspec.GitIgnoreSpec.from_lines(list(opts.extra_ignores))))
     spec_cache: dict[str, pathspec.GitIgnoreSpec | None] = {}
@@ -346,7 +432,7 @@ def _take_file(
 def _walk_dir(
     root: str,
     rel_dir: str,
-    specs: list[tuple[str, pathspec.GitIgnoreSpec]],
+    specs: list[tuple[str, _Spec]],
     opts: WalkOptions,
     result: WalkResult,
     *,

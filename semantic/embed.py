@@ -39,6 +39,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from storage.errors import ModelError
+
 __all__ = [
     "DEFAULT_MAX_SEQ_LENGTH",
     "EmbedError",
@@ -163,8 +165,9 @@ def thread_limit() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class EmbedError(RuntimeError):
-    """The embedding model could not be found or loaded."""
+class EmbedError(ModelError):
+    """The embedding model could not be found or loaded: nav's :class:`ModelError` (exit 8,
+    JSON-RPC error with the message), so every front end says so instead of "internal error"."""
 
 
 @runtime_checkable
@@ -813,7 +816,9 @@ def load_embedder(
     path = Path(model).expanduser()
     if not path.is_dir():
         raise EmbedError(
-            f"embedding model {str(model)!r} is not a local directory; nav loads models offline only"
+            f"embedding model {str(model)[:100]!r} is not a local directory; nav loads models offline only: "
+            "set `[search] model` in .nav.toml to a folder holding a sentence-transformers model, or remove "
+            "it for the default"
         )
     if _is_model2vec(path):
         return StaticEmbedder(path)

@@ -123,3 +123,61 @@ def test_a_huge_answer_shrinks_to_counts_per_file(make_repo: Callable[[dict[str,
     assert "     6  m0.py" in out
     code, out, _ = nav(root, "refs", "used", "--deadline", "0.01", "-n", "3")
     assert len(out.splitlines()) == 3
+
+
+def test_a_model_that_cannot_be_loaded_is_exit_8_from_every_front_end(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    """EmbedError escaped the error tree: "internal error ... please report it", exit 1 (issue 17 §5)."""
+    import os
+    import subprocess
+    import sys
+
+    import anyio
+    from mcp import Client
+
+    from navigator import Navigator
+    from navigator.errors import ModelError
+    from navigator.frontends.mcp_server import build_server
+
+    root = make_repo({"a.py": "def hello():\n    return 1\n", ".nav.toml": '[search]\nmodel = "/no/such/model"\n'})
+    code, _, err = nav(root, "index", "--embed")
+    assert code == 8 and "/no/such/model" in err and "internal error" not in err, err
+    with Navigator(root) as api, pytest.raises(ModelError, match="/no/such/model"):
+        api.embed()
+    env = {**os.environ, "NAV_DAEMON_NO_WARM": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("NAV_NO_DAEMON", None)
+    cmd = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root)]
+    try:  # through the daemon: the error crosses the socket as what it is, not a server error
+        out = subprocess.run([*cmd, "index", "--embed"], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 8 and "/no/such/model" in out.stderr, out.stderr
+    finally:
+        subprocess.run([*cmd, "daemon", "stop"], capture_output=True, timeout=60, env=env)
+
+    async def via_mcp() -> tuple[bool, str]:
+        class Embedding:  # the MCP tools over a Navigator whose search must embed
+            def __init__(self, nav: Navigator) -> None:
+                self.nav = nav
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self.nav, name)
+
+            def query(self, text: str, **kw: object) -> object:
+                self.nav.embed()
+                return self.nav.query(text, **kw)
+
+        async with Client(build_server(Embedding(Navigator(root)))) as client:
+            result = await client.call_tool("find", {"query": "where do we say hello"})
+            return bool(result.is_error), "\n".join(getattr(c, "text", "") for c in result.content)
+
+    is_error, text = anyio.run(via_mcp)
+    assert is_error and "/no/such/model" in text and "internal error" not in text, text
+    # over JSON-RPC (daemon, nav lsp) the error's type is named by nav's tree, so the client
+    # rebuilds a ModelError, not a generic server error
+    from navigator.frontends.client import _raise_remote
+    from navigator.frontends.wire import error_type
+    from semantic.embed import EmbedError
+
+    assert error_type(EmbedError("x")) == "ModelError"
+    with pytest.raises(ModelError):
+        _raise_remote({"code": -32000, "message": "m", "data": {"type": error_type(EmbedError("m"))}})

@@ -223,3 +223,71 @@ def test_a_client_that_never_sends_initialized_is_still_answered(tmp_path: Path)
         assert [s["name"] for s in c.reply(3, timeout_s=10)["result"]] == ["greet"]
     finally:
         c.close()
+
+
+# -- issue 17 §4: every message gets a reply --------------------------------------------------
+
+
+def body_frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+DEEP_1000 = b'{"jsonrpc":"2.0","id":40,"method":"nav/status","params":{"a":' + b"[" * 1000 + b"]" * 1000 + b"}}"  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "reply_id", "code"),
+    [
+        (body_frame(DEEP_1000), 40, -32600),  # a 2 KB frame that killed the server
+        (body_frame(b'[{"jsonrpc":"2.0","id":41,"method":"nav/status","params":{}}]'), 41, -32600),
+        (body_frame(b'{"jsonrpc":"2.0","id":42,"method":"nav/status","params":{"a":"\xff"}}'), 42, -32700),
+        (body_frame(b'{"jsonrpc":"1.0","id":43,"method":"nav/status","params":{}}'), 43, -32600),
+        (body_frame(b'{"id":44,"method":"nav/status","params":{}}'), 44, -32600),
+        (body_frame(b'{"jsonrpc":"2.0","id":45.5,"method":"nav/status"}'), None, -32600),
+    ],
+    ids=["nested-1000", "batch", "bad-utf8", "jsonrpc-1.0", "no-jsonrpc", "id-1.5"],
+)
+def test_every_malformed_request_gets_a_reply(client: RawClient, data: bytes, reply_id: Any, code: int) -> None:
+    client.send(data)
+    reply = client.wait(lambda m: "method" not in m and m.get("id") == reply_id and "error" in m)
+    assert reply["error"]["code"] == code, reply
+    alive(client, 49)
+    assert client.proc.poll() is None
+
+
+def test_a_frame_after_stray_bytes_is_still_answered(client: RawClient) -> None:
+    client.send(b"abcd" + frame({"jsonrpc": "2.0", "id": 50, "method": "nav/status", "params": {}}))
+    assert "result" in client.reply(50)
+    client.send(b"junk\r\n" + frame({"jsonrpc": "2.0", "id": 51, "method": "nav/status", "params": {}}))
+    assert "result" in client.reply(51)
+
+
+def test_read_messages_keeps_the_frame_after_stray_bytes() -> None:
+    data = b"abcd" + frame({"a": 1}) + b"xy\n" + frame({"b": 2}) + b"q" * 20_000 + frame({"c": 3})
+    got = list(read_messages(io.BytesIO(data)))
+    kinds = [type(g).__name__ if isinstance(g, BadFrame) else json.loads(g) for g in got]
+    assert kinds == ["BadFrame", {"a": 1}, "BadFrame", {"b": 2}, "BadFrame", {"c": 3}]
+
+
+def test_requests_after_shutdown_are_refused_and_exit_still_exits(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(WORKSPACE, root)
+    c = RawClient(root)
+    try:
+        c.send(frame({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                      "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}}))  # fmt: skip
+        assert "result" in c.reply(0)
+        c.send(frame({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}))
+        assert "error" not in c.reply(1)
+        for msg_id, method in ((2, "nav/status"), (3, "workspace/symbol"), (4, "shutdown")):
+            c.send(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {"query": "x"}}))
+            error = c.reply(msg_id)["error"]
+            assert error["code"] == -32600 and "shutting down" in error["message"]
+        c.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert c.proc.wait(timeout=WAIT_S) == 0
+    finally:
+        c.proc.kill()
+        c.proc.wait()
+        for pipe in (c.proc.stdin, c.proc.stdout, c.proc.stderr):
+            if pipe is not None:
+                pipe.close()

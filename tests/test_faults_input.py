@@ -266,7 +266,7 @@ def test_a_line_that_never_ends_is_answered_then_dropped(root: Path, client: Dae
         (b'{"jsonrpc": "2.0", "id": 1, "method": "definitions", "params": {"nom": "x"}}\n', -32602),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "__init__"}\n', -32601),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "' + b"m" * 100_000 + b'"}\n', -32601),
-        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "status", "params": 7}\n', -32602),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "status", "params": 7}\n', -32600),
     ],
 )
 def test_every_malformed_request_gets_a_reply(
@@ -279,6 +279,86 @@ def test_every_malformed_request_gets_a_reply(
     assert raw.ping()
     raw.close()
     still_answers(client)
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "reply_id"),
+    [
+        (b"\n", -32700, None),
+        (b"   \t\r\n", -32700, None),
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "status"}\n', -32600, None),
+        (b'{"id": 3, "method": "status"}\n', -32600, 3),
+        (b'{"jsonrpc": "2.0", "id": 4}\n', -32600, 4),
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "status", "params": [1]}\n', -32602, 5),
+        (b'{"jsonrpc": "2.0", "id": 6, "method": "x", "params": {"a": "\xff"}}\n', -32700, 6),
+    ],
+)
+def test_every_line_gets_a_reply_an_empty_one_too(
+    root: Path, client: DaemonClient, data: bytes, code: int, reply_id: Any
+) -> None:
+    """An empty line was skipped: a client that sent one waited for ever (issue 17 §4)."""
+    raw = Raw(root)
+    reply = raw.ask(data)
+    assert reply["error"]["code"] == code and reply["id"] == reply_id, reply
+    assert raw.ping()
+    raw.close()
+
+
+def test_a_batch_gets_one_error_per_request_in_it(root: Path, client: DaemonClient) -> None:
+    raw = Raw(root)
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "daemon.ping"},
+        {"jsonrpc": "2.0", "method": "daemon.ping"},  # a notification: nothing to answer
+        {"jsonrpc": "2.0", "id": "b", "method": "daemon.ping"},
+    ]
+    raw.send(json.dumps(batch).encode() + b"\n")
+    replies = [raw.reply(), raw.reply()]
+    assert [r["id"] for r in replies] == [1, "b"]
+    assert all(r["error"]["code"] == -32600 and "batch" in r["error"]["message"] for r in replies)
+    assert raw.ping()  # and nothing else was sent for the batch
+    raw.close()
+
+
+def test_the_client_read_is_bounded_in_all_not_per_read(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    """A socket that sends a byte now and then, never a line: the client gives up at its deadline."""
+    root = make_repo(FILES).resolve()
+    paths = daemon_paths(root)
+    paths.nav_dir.mkdir(parents=True, exist_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(paths.socket))
+    server.listen(1)
+    done = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            while not done.wait(0.2):  # a byte every 0.2 s, within the client's per-read timeout
+                with contextlib.suppress(OSError):
+                    conn.sendall(b" ")
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    c = DaemonClient(root, autostart=False, timeout_s=2)
+    raised: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            c.symbols("order")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            raised.append(exc)
+
+    asker = threading.Thread(target=ask, daemon=True)
+    try:
+        asker.start()
+        asker.join(timeout=30)  # the client's own bound is 2 s; it used to wait for ever
+        assert not asker.is_alive(), "the client is still waiting"
+        assert isinstance(raised[0], NavError) and "did not answer `symbols` within 2 s" in str(raised[0])
+    finally:
+        done.set()
+        c.close()
+        server.close()
+        t.join(timeout=10)
 
 
 def test_a_lone_surrogate_in_a_result_still_crosses(root: Path, client: DaemonClient) -> None:

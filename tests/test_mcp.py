@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import queue
+import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -161,3 +165,85 @@ def test_every_tool_answers_good_arguments_and_refuses_bad_ones(make_repo: Calla
     ]
     assert all(where) and not (where[0] & where[1]) and not (where[1] & where[2]), pages
     assert "next page: offset=5" in pages[0] and total >= 13
+
+
+class RawMcp:
+    """`nav mcp` as a real process, written to line by line; replies read on a thread."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "navigator.frontends.cli", "--no-daemon", "-C", str(root), "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+        )
+        self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.replies.put(json.loads(line))
+        self.replies.put(None)
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, timeout_s: float = 60.0) -> dict[str, Any]:
+        try:
+            msg = self.replies.get(timeout=timeout_s)
+        except queue.Empty:
+            raise AssertionError(f"no reply within {timeout_s:.0f} s") from None
+        assert msg is not None, f"nav mcp exited with {self.proc.wait()}"
+        return msg
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=60)
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        return code
+
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+DEEP = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"find","arguments":{"query":' + b"[" * 3000 + b"]" * 3000 + b"}}}"  # fmt: skip
+MALFORMED = [  # (line, the reply's id, its code): the SDK dropped each of these without a word
+    (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}', 1, -32602),
+    (b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[1]}', 2, -32602),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', None, -32600),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', None, -32600),
+    (b'{"jsonrpc":"1.0","id":5,"method":"tools/list"}', 5, -32600),
+    (b'{"id":6,"method":"tools/list"}', 6, -32600),
+    (b'{"jsonrpc":"2.0","id":7,"method":123}', 7, -32600),
+    (b'[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]', 8, -32600),
+    (DEEP, 9, -32600),
+    (b'{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"a":"\xff"}}', 10, -32700),
+    (b'{"jsonrpc":"2.0","id":11,"method":"ping","params":{"a":"\\udcff"}}', 11, -32600),  # the SDK's JSON refuses it
+    (b'[{"jsonrpc":"2.0","id":"\\udcffx","method":"ping"}]', None, -32600),  # an id no reply can carry: it killed nav mcp
+    (b'{"jsonrpc":"2.0","id":12,"method":"ping","result":1}', 12, -32600),
+    (b"{not json", None, -32700),
+    (b"", None, -32700),
+]
+
+
+def test_nav_mcp_answers_every_malformed_request(nav: Navigator) -> None:
+    client = RawMcp(nav.root)
+    try:
+        client.send(json.dumps(INIT).encode())
+        assert "result" in client.reply()
+        client.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        client.send(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":"bad"}')  # dropped, logged
+        for line, reply_id, code in MALFORMED:
+            client.send(line)
+            reply = client.reply()
+            assert reply["id"] == reply_id and reply["error"]["code"] == code, (line[:80], reply)
+        client.send(b'{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"def","arguments":{"name":"Order"}}}')
+        reply = client.reply()
+        assert reply["id"] == "last" and "shop/orders.py:1:7" in reply["result"]["content"][0]["text"], reply
+    finally:
+        assert client.close() == 0

@@ -240,3 +240,31 @@ def test_the_server_stopped_mid_query_leaves_local_answers_with_a_note(tmp_path:
     out = CliRunner().invoke(main, ["-C", str(fresh), "index", "--no-embed", "--store", url])
     assert out.exit_code == 0, out.output
     assert "team store not used" in out.output and "cannot reach" in out.output
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the block ends: nobody listens there
+
+
+def test_all_repos_with_the_store_down_says_so_when_nothing_local_answers(tmp_path: Path) -> None:
+    """`nav def Flask --all-repos` with the store down said "no symbol named Flask" (exit 4) and
+    nothing of the store (issue 17 §5)."""
+    repo = make_repo(tmp_path / "billing")
+    down = f"postgresql://nav@127.0.0.1:{_closed_port()}/nav"
+    runner = CliRunner()
+    assert runner.invoke(main, ["-C", str(repo), "index", "--no-embed"]).exit_code == 0
+    out = runner.invoke(main, ["-C", str(repo), "def", "--all-repos", "--store", down, "Flask"])
+    assert out.exit_code == 5, out.output  # a store error: nothing could be answered
+    assert "cannot reach the team store" in out.output and "no symbol named `Flask`" in out.output
+    # what the local index can answer is answered, marked incomplete, naming the store
+    out = runner.invoke(main, ["-C", str(repo), "def", "--all-repos", "--store", down, "parse_invoice"])
+    assert out.exit_code == 0 and "billing/invoices.py" in out.output
+    assert "incomplete: team store unavailable" in out.output
+    with _nav(repo, down) as nav, pytest.raises(StorageError, match="cannot reach the team store.*`Flask`"):
+        nav.definitions("Flask", all_repos=True)
+    out = runner.invoke(main, ["-C", str(tmp_path), "def", "--all-repos", "--store", down, "Flask"])
+    assert out.exit_code == 5 and "cannot reach the team store" in out.output, out.output  # no index at all

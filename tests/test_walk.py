@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from navigator.walk import WalkOptions, walk
+from navigator.walk import WalkOptions, walk, walk_paths
 
 
 def paths(root: Path, **opts: object) -> list[str]:
@@ -104,3 +105,48 @@ def test_walk_paths_gives_the_same_verdicts_as_walk(make_repo: Callable[[dict[st
     scoped = walk_paths(root, candidates, opts)
     assert {f.path for f in scoped.files} == full & set(candidates) == {"a.py", "pkg/secret_ok.py"}
     assert [p for p, _ in scoped.skipped] == ["big.py"]
+
+
+def _git_repo(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def test_git_info_exclude_is_honoured_like_gitignore(make_repo: Callable[[dict[str, str]], Path]) -> None:
+    root = make_repo({"a.py": "a = 1\n", "local_notes.py": "n = 1\n", "scratch/s.py": "s = 1\n",
+                      "pkg/keep.py": "k = 1\n", "pkg/local_x.py": "x = 1\n"})  # fmt: skip
+    _git_repo(root)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("# mine\nlocal_*.py\n/scratch/\n")
+    assert paths(root) == ["a.py", "pkg/keep.py"]
+    # the same verdicts for a few paths (the watcher's incremental updates)
+    scoped = walk_paths(root, ["local_notes.py", "scratch/s.py", "pkg/local_x.py", "a.py"])
+    assert [f.path for f in scoped.files] == ["a.py"]
+    # a root below the repository's top: the rules are relative to the top
+    (root / ".git" / "info" / "exclude").write_text("/pkg/local_x.py\n")
+    assert [f.path for f in walk(root / "pkg").files] == ["keep.py"]
+
+
+def test_the_global_excludes_file_is_honoured(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo({"a.py": "a = 1\n", "notes.scratch": "n\n"})
+    _git_repo(root)
+    config = tmp_path / "xdg"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "ignore").write_text("*.scratch\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    assert paths(root) == ["a.py"]
+    # core.excludesFile names another file
+    other = tmp_path / "my-excludes"
+    other.write_text("a.py\n")
+    (config / "git" / "config").write_text(f'[user]\n\tname = x\n[core]\n\texcludesFile = "{other}"\n')
+    assert paths(root) == ["notes.scratch"]
+
+
+@pytest.mark.parametrize("name", ["prod.env", "Docker.ENV", ".env", ".env.local", "staging/app.env"])
+def test_env_files_by_any_name_are_likely_secrets(make_repo: Callable[[dict[str, str]], Path], name: str) -> None:
+    root = make_repo({"a.py": "a = 1\n", name: "TOKEN=x\n", "app.env.example": "TOKEN=\n"})
+    result = walk(root)
+    assert [f.path for f in result.files] == ["a.py", "app.env.example"]
+    assert [p for p, why in result.skipped if "likely secret" in why] == [name]
+    assert name in {f.path for f in walk(root, WalkOptions(include_secrets=True)).files}

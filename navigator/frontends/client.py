@@ -381,16 +381,40 @@ class DaemonClient:
             )
         self._file.write(data)
         self._file.flush()
-        try:
-            line = self._file.readline(MAX_REPLY_BYTES + 1)
-        except TimeoutError:
-            self.close()
-            raise nav_errors.DeadlineError(
-                f"nav's daemon did not answer `{method}` within {self.timeout_s:.0f} s"
-            ) from None
+        line = self._read_line(method, time.monotonic() + self.timeout_s)
         if not line:
             raise EOFError
         return self._reply(method, line)
+
+    def _read_line(self, method: str, deadline: float) -> bytes:
+        """The reply line, read within ``deadline`` in all (not per read: a daemon that sends a
+        byte now and then cannot hold the client past it); at most MAX_REPLY_BYTES + 1 bytes."""
+        assert self._sock is not None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_REPLY_BYTES:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                self._sock.settimeout(remaining)
+                chunk = self._file.read1(min(1 << 20, MAX_REPLY_BYTES + 1 - size))
+            except TimeoutError:
+                self.close()
+                raise nav_errors.DeadlineError(
+                    f"nav's daemon did not answer `{method}` within {self.timeout_s:.0f} s"
+                ) from None
+            if not chunk:
+                break
+            end = chunk.find(b"\n")
+            if end >= 0:
+                chunks.append(chunk[: end + 1])
+                if end + 1 < len(chunk):
+                    self.close()  # one request at a time: bytes after the reply mean a lost sync
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
 
     def _reply(self, method: str, line: bytes) -> Any:
         if len(line) > MAX_REPLY_BYTES or not line.endswith(b"\n"):

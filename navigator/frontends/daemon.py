@@ -62,11 +62,14 @@ from navigator.frontends.wire import (
     INVALID_REQUEST,
     MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
+    Rejected,
     WireError,
+    check_message,
     check_params,
     dumps,
     encode,
-    loads,
+    error_type,
+    is_request_id,
 )
 from navigator.paths import (
     DaemonPaths,
@@ -666,22 +669,23 @@ class Daemon:
 
     # -- requests --------------------------------------------------------------------------
 
-    def handle(self, raw: bytes) -> dict[str, Any] | None:
-        """One request line to its reply (None for a notification). Never raises: whatever the
-        line holds, the caller gets a JSON-RPC reply or, for a notification, nothing."""
-        try:
-            msg = loads(raw)
-        except WireError as exc:
-            return _error(None, exc.code, exc.message)
-        req_id = msg.get("id") if isinstance(msg, dict) else None
-        if not isinstance(req_id, str | int) or isinstance(req_id, bool):
-            req_id = None  # JSON-RPC ids are strings or numbers; anything else is not echoed back
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
-            return _error(
-                req_id,
-                INVALID_REQUEST,
-                'expected a JSON-RPC 2.0 request object: {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}',
-            )
+    def handle(self, raw: bytes) -> list[dict[str, Any]]:
+        """One request line to its replies: one for a request, none for a notification, one
+        per request in a batch (which is refused). Never raises: whatever the line holds, a
+        message that may be a request gets a JSON-RPC reply."""
+        msg = check_message(raw)
+        if isinstance(msg, Rejected):
+            if not msg.answer:
+                log.warning("ignored a malformed notification or response: %s", msg.message)
+            return msg.replies()
+        if "method" not in msg:
+            log.warning("ignored a response: nav's daemon sends no requests (id %s)", shorten(msg.get("id")))
+            return []
+        reply = self._handle_request(msg)
+        return [] if reply is None else [reply]
+
+    def _handle_request(self, msg: dict[str, Any]) -> dict[str, Any] | None:
+        req_id = msg.get("id") if is_request_id(msg.get("id")) else None
         if "id" not in msg and msg["method"] not in METHODS and not msg["method"].startswith("daemon."):
             return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
@@ -711,7 +715,7 @@ class Daemon:
         except WireError as exc:
             return _error(req_id, exc.code, exc.message)
         except NavError as exc:
-            data: dict[str, Any] = {"type": type(exc).__name__, "exit_code": exc.exit_code}
+            data: dict[str, Any] = {"type": error_type(exc), "exit_code": exc.exit_code}
             if hasattr(exc, "suggestions"):
                 data["suggestions"] = exc.suggestions
                 data["name"] = getattr(exc, "name", None)
@@ -970,17 +974,16 @@ class _Handler(socketserver.StreamRequestHandler):
                 if not self._send(_error(None, INVALID_REQUEST, message)) or not ended:
                     return
                 continue
-            if not line.strip():
-                continue
             if daemon.code_changed():
                 # no answer from stale code: the client sees the connection close, starts a
                 # daemon running the new code and asks again
                 log.warning("nav's code changed on disk since this daemon started; stopping")
                 daemon.stop()
                 return
-            reply = daemon.handle(line)
-            if reply is not None and not self._send(reply):
-                return
+            # every line is answered, an empty one too (a parse error): a client never waits
+            for reply in daemon.handle(line):
+                if not self._send(reply):
+                    return
 
     def _drain_line(self) -> bool:
         """Discard the rest of an oversized line; True when its end was reached within the bound."""

@@ -120,7 +120,9 @@ class NavRpcError(JsonRpcException):
 
 
 def _rpc_error(err: NavError) -> NavRpcError:
-    return NavRpcError(message=str(err), code=err.rpc_code, data={"type": type(err).__name__})  # type: ignore[no-untyped-call]
+    from navigator.frontends.wire import error_type
+
+    return NavRpcError(message=str(err), code=err.rpc_code, data={"type": error_type(err)})  # type: ignore[no-untyped-call]
 
 
 class RootEngine:

@@ -16,7 +16,14 @@ Here the reader owns the framing (:func:`read_messages`, pure over a binary file
 - a frame with a bad or missing ``Content-Length`` gets ``-32700`` (id null) and the reader
   skips to the next ``Content-Length`` header;
 - a frame over :data:`MAX_MESSAGE_BYTES` is refused the same way, without reading it into
-  memory.
+  memory;
+- stray bytes before a frame's headers are skipped (reported once) and the frame is read;
+- the envelope is checked by :func:`navigator.frontends.wire.check_message` (a batch, bad
+  UTF-8, JSON nested past :data:`MAX_DEPTH`, ``jsonrpc`` not "2.0", an id that is not a
+  string or an integer all get an error reply, with the id when it can be read);
+- after ``shutdown`` every request but ``exit`` gets ``-32600 server is shutting down``, as
+  LSP says; a request whose method is a notification (``initialized`` with an id) gets
+  ``-32600`` rather than silence.
 """
 
 from __future__ import annotations
@@ -25,16 +32,19 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
+import attrs
 import cattrs
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.protocol import LanguageServerProtocol
 
+from navigator.frontends.wire import Rejected, check_message
 from storage import errors
 
 log = logging.getLogger("nav.editor")
@@ -42,6 +52,8 @@ log = logging.getLogger("nav.editor")
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """Largest body accepted: a 1 MB source file (nav's index limit) sent whole, many times over."""
 MAX_HEADER_BYTES = 8192
+MAX_DEPTH = 64
+"""Nesting of a message: LSP's deepest (capabilities, settings) are a dozen levels."""
 SHOWN = 100
 """Characters of a bad value echoed back in an error message."""
 
@@ -71,12 +83,18 @@ class BadFrame:
 
 def read_messages(rfile: IO[bytes], *, max_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[bytes | BadFrame]:
     """Yield each frame's body, or a :class:`BadFrame` for one that had to be skipped.
-    Ends at end of input. Never holds more than ``max_bytes`` of one body in memory."""
+    Ends at end of input. Never holds more than ``max_bytes`` of one body in memory.
+
+    Bytes before a frame's first header that are not a header (stray bytes, on a line of
+    their own or glued to the header) are skipped and reported once; the frame after them
+    is read as usual."""
     pending: bytes | None = None  # a header line found glued to the end of a skipped body
     while True:
         length: int | None = None
         bad: str | None = None
         seen_header = False
+        stray = 0
+        stray_sample = b""
         while True:  # headers, up to the blank line
             line = pending if pending is not None else rfile.readline(MAX_HEADER_BYTES)
             pending = None
@@ -86,6 +104,17 @@ def read_messages(rfile: IO[bytes], *, max_bytes: int = MAX_MESSAGE_BYTES) -> It
                 if seen_header:
                     break
                 continue  # stray blank lines between frames
+            at = line.lower().find(b"content-length:")
+            if at > 0 and not line[:at].endswith(b"-"):  # bytes glued before the header
+                stray, stray_sample = stray + at, stray_sample or line[:at]
+                line = line[at:]
+            if not seen_header and at < 0 and not _is_header(line):
+                stray, stray_sample = stray + len(line), stray_sample or line
+                continue
+            if stray:
+                text = shorten(stray_sample.decode("utf-8", "replace").strip())
+                yield BadFrame(f"skipped {stray} stray bytes before a header: `{text}`")
+                stray, stray_sample = 0, b""
             seen_header = True
             if not line.endswith(b"\n"):
                 bad = bad or f"a header line longer than {MAX_HEADER_BYTES} bytes"
@@ -121,6 +150,14 @@ def read_messages(rfile: IO[bytes], *, max_bytes: int = MAX_MESSAGE_BYTES) -> It
             if at >= 0:
                 pending = line[at:]
                 break
+
+
+_HEADER = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:.*\r?\n")
+
+
+def _is_header(line: bytes) -> bool:
+    """``Name: value`` and a line end: a header line, not stray bytes."""
+    return _HEADER.fullmatch(line) is not None
 
 
 def describe_invalid(method: str, message: dict[str, Any], exc: BaseException) -> str:
@@ -165,22 +202,32 @@ class NavProtocol(LanguageServerProtocol):
     """pygls's protocol, fed whole bodies by :func:`serve`, answering every request."""
 
     def handle_body(self, body: bytes) -> None:
-        try:
-            message = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            self._reply_error(None, PARSE_ERROR, f"the message is not JSON: {shorten(str(exc))}")
+        message = check_message(body, max_bytes=MAX_MESSAGE_BYTES, max_depth=MAX_DEPTH, array_params=True)
+        if isinstance(message, Rejected):
+            if message.answer:
+                for reply in message.replies():
+                    self._send_data(reply)  # type: ignore[no-untyped-call]
+            else:
+                log.warning("ignored a malformed notification or response: %s", message.message)
+                self.show_log(f"ignored a malformed notification or response: {message.message}")
             return
-        if not isinstance(message, dict) or not isinstance(message.get("method", ""), str):
-            self._reply_error(
-                message.get("id") if isinstance(message, dict) else None,
-                INVALID_REQUEST,
-                f"expected a JSON-RPC 2.0 object with a string `method`, got {shorten(message)}",
-            )
+        if self._shutdown and message.get("method") != "exit":
+            # LSP: after `shutdown`, requests get InvalidRequest; notifications are dropped
+            if "method" in message and "id" in message:
+                self._reply_error(message["id"], INVALID_REQUEST, "server is shutting down")
+            else:
+                log.warning("ignored %s after shutdown", shorten(message.get("method", "a response")))
             return
         method = message.get("method")
         is_request = method is not None and "id" in message
         if method is not None:
             message_type = self.get_message_type(method)
+            if is_request and message_type is not None and "id" not in attrs.fields_dict(message_type):
+                # pygls would handle it as the notification it is, and never answer the id
+                self._reply_error(
+                    message["id"], INVALID_REQUEST, f"`{shorten(method)}` is a notification: send it without an id"
+                )
+                return
             if message_type is not None:
                 try:
                     self._converter.structure(message, message_type)
@@ -293,7 +340,12 @@ def serve(server: Any, rfile: IO[bytes], wfile: IO[bytes], *, on_start: Callable
                 log.warning("%s", item.message)
                 protocol._reply_error(None, PARSE_ERROR, item.message)
                 continue
-            protocol.handle_body(item)
+            try:
+                protocol.handle_body(item)
+            except (BrokenPipeError, SystemExit, KeyboardInterrupt):
+                raise
+            except Exception:  # a bug must cost one message, never the server
+                log.exception("internal error reading a message; the server keeps serving")
 
     code = 1
     try:

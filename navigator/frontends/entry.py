@@ -70,19 +70,25 @@ def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
 
 
 def find_root(start: str) -> str:
-    """:func:`navigator.paths.find_root` on strings: the nearest ancestor with a ``.nav`` index,
-    else with ``.git``, else ``start`` (resolved)."""
+    """:func:`navigator.paths.find_root` on strings: the nearest folder at or above ``start``
+    holding ``.git`` or this user's own ``.nav`` folder, else ``start`` (resolved)."""
+    import stat
+
     start = os.path.realpath(start)
-    for marker in (_NAV_DIR, ".git"):
-        cand = start
-        while True:
-            if os.path.exists(os.path.join(cand, marker)):
-                return cand
-            parent = os.path.dirname(cand)
-            if parent == cand:
-                break
-            cand = parent
-    return start
+    cand = start
+    uid = os.getuid()
+    while True:
+        try:
+            st = os.lstat(os.path.join(cand, _NAV_DIR))
+            own_nav = stat.S_ISDIR(st.st_mode) and st.st_uid == uid
+        except OSError:
+            own_nav = False
+        if own_nav or os.path.exists(os.path.join(cand, ".git")):
+            return cand
+        parent = os.path.dirname(cand)
+        if parent == cand:
+            return start
+        cand = parent
 
 
 def daemon_possible(root: str) -> bool:
@@ -132,8 +138,15 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
             return None  # e.g. a name JSON cannot carry: the client says so
         chunks: list[bytes] = []
         size = 0
+        import time
+
+        deadline = time.monotonic() + _REQUEST_TIMEOUT_S  # in all, not per read
         while True:
             try:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                sock.settimeout(remaining)
                 chunk = sock.recv(1 << 20)
             except TimeoutError:
                 from storage.errors import DeadlineError

@@ -2,19 +2,36 @@
 
 Each tool has a short description, returns compact text bounded by ``limit``, and
 turns a nav error into a tool error whose message names the bad value.
+
+Every line an agent sends gets a reply when it may be a request: the ``mcp`` SDK drops a
+line it cannot validate (params that are not an object, an id of 1.5, ``jsonrpc`` "1.0", a
+batch, JSON nested too deep) without a word, so the client waits for ever. Here each line is
+held against :func:`navigator.frontends.wire.check_message` first: a bad one is answered
+with a JSON-RPC error (its id when it can be read, else null), a malformed notification is
+logged and dropped, and only good lines reach the SDK.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import os
+import sys
 import traceback
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import IO, Any, cast
 
+import anyio
+import anyio.to_thread
+import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from navigator.frontends.textout import render_response
+from navigator.frontends.wire import INVALID_REQUEST, MAX_MESSAGE_BYTES, Rejected, check_message
 from storage.errors import NavError, shorten
 
 log = logging.getLogger("nav.mcp")
@@ -179,5 +196,114 @@ def build_server(nav: Any) -> MCPServer:
     return server
 
 
+MAX_DEPTH = 64
+"""Nesting of an MCP message: its envelope, params, and tool arguments (nav's are scalars)."""
+
+
+def check_line(line: bytes) -> str | list[dict[str, Any]]:
+    """One line from the agent: the text to hand to the SDK, or the error replies to send
+    instead (none for a malformed notification, which is logged). Pure; never raises."""
+    checked = check_message(line, max_bytes=MAX_MESSAGE_BYTES, max_depth=MAX_DEPTH)
+    if isinstance(checked, dict):
+        try:  # the SDK's own parse of the same text, so nothing that passes here is dropped there
+            mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValueError as exc:  # e.g. a lone surrogate (`"\udcff"`), an id past 64 bits
+            req_id = checked.get("id")
+            checked = Rejected(
+                INVALID_REQUEST,
+                f"not an MCP message: {_describe(exc)}",
+                (req_id if isinstance(req_id, str | int) and not isinstance(req_id, bool) else None,),
+                answer="id" in checked and "method" in checked,
+            )
+        else:
+            return line.decode("utf-8")
+    if not checked.answer:
+        log.warning("ignored a malformed notification or response: %s", checked.message)
+    return checked.replies()
+
+
+def _describe(exc: ValueError) -> str:
+    """pydantic's first complaint, shortened: ``Invalid JSON: lone leading surrogate in hex
+    escape at line 1 column 58``."""
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors(include_url=False)[0] if callable(errors) else None
+    except (IndexError, TypeError):
+        first = None
+    if not isinstance(first, dict):
+        return shorten(str(exc))
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return shorten(f"{first.get('msg', exc)}{f' at `{where}`' if where else ''}")
+
+
+def _error_message(reply: dict[str, Any]) -> mcp_types.JSONRPCError:
+    """The SDK's type of an error reply; under id null when the SDK cannot carry the id
+    (an integer past 64 bits, a string with a lone surrogate)."""
+    try:
+        message = mcp_types.JSONRPCError.model_validate(reply)
+        message.model_dump_json()  # an id with a lone surrogate parses in Python, but cannot be sent
+        return message
+    except ValueError:
+        error = dict(reply["error"])
+        error["message"] = str(error.get("message", "")).encode("utf-8", "backslashreplace").decode("utf-8")
+        return mcp_types.JSONRPCError.model_validate({**reply, "id": None, "error": error})
+
+
+def _read_line(rfile: IO[bytes]) -> bytes:
+    """The next line, at most MAX_MESSAGE_BYTES + 1 bytes of it held (the rest of a longer
+    one is read and dropped, so it reaches :func:`check_line` as too large). b"" at the end."""
+    line = rfile.readline(MAX_MESSAGE_BYTES + 1)
+    if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+        while (rest := rfile.readline(1 << 16)) and not rest.endswith(b"\n"):
+            pass
+    return line
+
+
+@contextlib.contextmanager
+def _own_stdin() -> Any:
+    """Read the agent from a private copy of fd 0 and point fd 0 at the null device, so no
+    child (git, a language server) can read the agent's messages; fd 0 is restored after."""
+    if sys.stdin is None:  # started with fd 0 closed: whatever holds fd 0 now is not the agent
+        with open(os.devnull, "rb") as empty:
+            yield empty
+        return
+    private = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, 0)
+    finally:
+        os.close(devnull)
+    try:
+        with os.fdopen(private, "rb", closefd=False) as rfile:
+            yield rfile
+    finally:
+        os.dup2(private, 0)
+        os.close(private)
+
+
+async def _serve(server: MCPServer) -> None:
+    write_ready = anyio.Event()
+    sink: list[Any] = []
+
+    with _own_stdin() as rfile:
+
+        async def lines() -> AsyncIterator[str]:
+            while line := await anyio.to_thread.run_sync(_read_line, rfile, abandon_on_cancel=True):
+                checked = check_line(line)
+                if isinstance(checked, str):
+                    yield checked
+                    continue
+                await write_ready.wait()
+                for reply in checked:
+                    await sink[0].send(SessionMessage(_error_message(reply)))
+
+        # stdout stays the SDK's (it keeps stray prints off the wire); stdin is read here
+        async with stdio_server(stdin=cast(Any, lines())) as (read_stream, write_stream):
+            sink.append(write_stream)
+            write_ready.set()
+            lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; no public name
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def serve_stdio(nav: Any) -> None:
-    build_server(nav).run("stdio")
+    anyio.run(_serve, build_server(nav))

@@ -5,7 +5,10 @@ The daemon sends ``{"type": "navigator.results:Response", "item": "navigator.res
 returns, so the CLI cannot tell (and need not care) which one answered.
 
 Nothing read from a socket is trusted: :func:`loads` bounds a message's size and nesting
-and refuses ``NaN``/``Infinity``; :func:`check_params` holds JSON parameters against the
+and refuses ``NaN``/``Infinity``; :func:`check_message` is the one JSON-RPC 2.0 envelope
+check of every front end (daemon socket, ``nav lsp``, ``nav mcp``): whatever a message holds,
+one that may be a request gets an error reply (with its id when the id can be read), a
+malformed notification or response is only logged; :func:`check_params` holds JSON parameters against the
 verb's own type annotations, so a wrong type is an "invalid params" error that names the
 parameter and its value, never an exception deep inside the engine. Pure; the only import
 it may trigger is the module that defines a result type.
@@ -19,6 +22,7 @@ import importlib
 import inspect
 import json
 import os
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -83,6 +87,210 @@ def depth(value: Any, *, stop: int) -> int:
         children = item.values() if isinstance(item, dict) else item
         todo.extend((child, level + 1) for child in children if isinstance(child, dict | list))
     return deepest
+
+
+# -- envelopes ----------------------------------------------------------------------------
+# One check of a JSON-RPC 2.0 envelope for every front end (the daemon socket, `nav lsp`,
+# `nav mcp`): a message that may be a request always gets a reply, with its id when the id
+# can be read; a malformed notification or response is only logged (answering a response
+# could loop between two peers).
+
+RequestId = str | int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message that cannot be used. When ``answer`` is true, each of ``ids`` gets an error
+    reply with ``code`` and ``message`` (``None``: the id could not be read, so id null);
+    when false (a malformed notification or response), it is logged and dropped."""
+
+    code: int
+    message: str
+    ids: tuple[RequestId | None, ...] = (None,)
+    answer: bool = True
+
+    def replies(self) -> list[dict[str, Any]]:
+        return [error_reply(i, self.code, self.message) for i in self.ids] if self.answer else []
+
+
+def error_reply(req_id: RequestId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": req_id, "error": error}
+
+
+def error_type(exc: BaseException) -> str:
+    """The name a client can rebuild ``exc`` by: its nearest class in nav's documented tree
+    (``storage.errors``), so a subclass defined elsewhere (``semantic.embed.EmbedError``,
+    a :class:`ModelError`) still crosses as what it is."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == "storage.errors":
+            return cls.__name__
+    return type(exc).__name__
+
+
+def is_request_id(value: Any) -> bool:
+    """JSON-RPC ids nav answers under: a string or an integer (MCP and LSP allow no others)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def check_message(
+    raw: bytes | str, *, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH, array_params: bool = False
+) -> dict[str, Any] | Rejected:
+    """One message off the wire: its JSON object when it is a usable JSON-RPC 2.0 request,
+    notification or response, else what to answer. Never raises. ``array_params``: the
+    protocol allows ``params`` to be an array (LSP does; MCP and the daemon take objects)."""
+    if len(raw) > max_bytes:
+        return Rejected(INVALID_REQUEST, f"message too large: {len(raw):,} bytes (at most {max_bytes:,})")
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            what = f"the message is not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 4]!r})"
+            return Rejected(PARSE_ERROR, what, _ids_in(raw.decode("utf-8", "replace"), max_depth))
+    else:
+        text = raw
+    if not text.strip():
+        return Rejected(PARSE_ERROR, "an empty message: expected a JSON-RPC 2.0 object")
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        return Rejected(INVALID_REQUEST, _too_deep(max_depth), _top_level_id(text))
+    except ValueError as exc:
+        return Rejected(PARSE_ERROR, f"the message is not JSON: {shorten(str(exc))}")
+    if depth(value, stop=max_depth + 1) > max_depth:
+        ids = tuple(_id_of(v) for v in value) if isinstance(value, list) else (_id_of(value),)
+        return Rejected(INVALID_REQUEST, _too_deep(max_depth), ids or (None,))
+    return check_envelope(value, array_params=array_params)
+
+
+def check_envelope(message: Any, *, array_params: bool = False) -> dict[str, Any] | Rejected:
+    """The envelope rules of JSON-RPC 2.0 over an already parsed message (see :func:`check_message`)."""
+    if isinstance(message, list):
+        if not message:
+            return Rejected(INVALID_REQUEST, "an empty batch: expected a JSON-RPC 2.0 object")
+        # one error per member that may be a request, each sent as a message of its own (one
+        # with id null stands for all whose id cannot be read)
+        found = [_id_of(m) for m in message if _may_be_request(m)]
+        ids = tuple(i for i in found if i is not None) + ((None,) if None in found else ())
+        return Rejected(
+            INVALID_REQUEST,
+            f"batches are not supported (got an array of {len(message)}): send one JSON-RPC message at a time",
+            ids,
+            answer=bool(ids),
+        )
+    if not isinstance(message, dict):
+        return Rejected(INVALID_REQUEST, f"expected a JSON-RPC 2.0 object, got {_quote(message)}")
+    req_id = _id_of(message)
+    if "method" not in message:
+        if "result" in message or "error" in message:  # a response to a request of ours
+            problem = _response_problem(message)
+            return message if problem is None else Rejected(INVALID_REQUEST, problem, answer=False)
+        return Rejected(
+            INVALID_REQUEST,
+            'a JSON-RPC 2.0 request needs a `method`: {"jsonrpc": "2.0", "id": 1, "method": ..., "params": {...}}',
+            (req_id,),
+        )
+    is_request = "id" in message
+    problem = None
+    if message.get("jsonrpc") != "2.0":
+        problem = f'`jsonrpc` must be "2.0", got {_quote(message.get("jsonrpc"), missing="jsonrpc" not in message)}'
+    elif not isinstance(message["method"], str):
+        problem = f"`method` must be a string, got {_quote(message['method'])}"
+    elif is_request and req_id is None:
+        problem = f"`id` must be a string or an integer, got {_quote(message['id'])}"
+    elif "result" in message or "error" in message:
+        problem = "a message with a `method` is a request or a notification: it cannot carry `result` or `error`"
+    if problem is not None:
+        return Rejected(INVALID_REQUEST, problem, (req_id,), answer=is_request)
+    params = message.get("params")
+    if params is not None and not (isinstance(params, dict) or (array_params and isinstance(params, list))):
+        kinds = "an object or an array" if array_params else "an object"
+        return Rejected(
+            INVALID_PARAMS,
+            f"`params` of `{shorten(message['method'])}` must be {kinds}, got {_quote(params)}",
+            (req_id,),
+            answer=is_request,
+        )
+    return message
+
+
+def _may_be_request(message: Any) -> bool:
+    """Anything but a notification (an object with a method and no id) or a response."""
+    if not isinstance(message, dict):
+        return True
+    if "method" in message:
+        return "id" in message
+    return not ("result" in message or "error" in message)
+
+
+def _response_problem(message: dict[str, Any]) -> str | None:
+    if message.get("jsonrpc") != "2.0":
+        return f'a response whose `jsonrpc` is not "2.0": {_quote(message)}'
+    if ("result" in message) == ("error" in message):
+        return f"a response with both `result` and `error`: {_quote(message)}"
+    if not is_request_id(message.get("id")) and not ("error" in message and message.get("id") is None):
+        return f"a response whose `id` is not a string or an integer: {_quote(message)}"
+    return None
+
+
+def _id_of(message: Any) -> RequestId | None:
+    req_id = message.get("id") if isinstance(message, dict) else None
+    return req_id if is_request_id(req_id) else None
+
+
+def _quote(value: Any, *, missing: bool = False) -> str:
+    return "nothing (it is missing)" if missing else shorten(json.dumps(value, default=repr))
+
+
+def _too_deep(max_depth: int) -> str:
+    return f"JSON nested too deep (at most {max_depth} levels)"
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+_SCAN_CHARS = 1024 * 1024
+
+
+def _top_level_id(text: str) -> tuple[RequestId | None]:
+    """The ``id`` member of a message too deep to parse, read without recursion: a scan of
+    its strings and brackets. Only when the brackets balance (a truncated message's id is
+    not trusted); else ``(None,)``."""
+    stack: list[str] = []
+    found: RequestId | None = None
+    key: str | None = None
+    for match in _TOKENS.finditer(text, 0, _SCAN_CHARS):
+        token = match.group()
+        if token in "{[":
+            stack.append(token)
+        elif token in "}]":
+            if not stack or stack.pop() != ("{" if token == "}" else "["):
+                return (None,)
+        elif token == ":":
+            if key == "id" and stack == ["{"] and found is None:
+                try:
+                    value, _ = json.JSONDecoder().raw_decode(text[match.end() : match.end() + 200].lstrip())
+                except ValueError:
+                    value = None
+                found = value if is_request_id(value) else None
+        elif token != ",":
+            key = json.loads(token) if len(stack) == 1 else None
+            continue
+        key = None
+    return (found,) if not stack and len(text) <= _SCAN_CHARS else (None,)
+
+
+def _ids_in(text: str, max_depth: int) -> tuple[RequestId | None, ...]:
+    """The ids of a message whose bytes were not all valid UTF-8 (read with replacements)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        return _top_level_id(text)
+    except ValueError:
+        return (None,)
+    if isinstance(value, list):
+        return tuple(_id_of(v) for v in value if _may_be_request(v)) or (None,)
+    return (_id_of(value),)
 
 
 def dumps(message: Any) -> bytes:
