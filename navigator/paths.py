@@ -71,7 +71,9 @@ class MissingFolderError(FileNotFoundError):
         self.filename = str(folder)
 
 
-def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | None = None) -> Path:
+def ensure_private_dir(
+    path: Path, *, what: str = "nav's folder", fix: str | None = None, parents: bool = False
+) -> Path:
     """Create ``path`` with mode 0700, or check an existing one: a real folder (not a symlink),
     owned by this user; a group/world-accessible one (an older nav's) loses its group and
     other bits (0755 -> 0700).
@@ -79,8 +81,11 @@ def ensure_private_dir(path: Path, *, what: str = "nav's folder", fix: str | Non
 
     The folder it goes in must exist: nav never makes a root (or any folder above ``.nav``),
     so a daemon whose root was deleted or moved cannot bring it back holding only ``.nav``;
-    :class:`MissingFolderError` (a ``FileNotFoundError``) names it."""
+    :class:`MissingFolderError` (a ``FileNotFoundError``) names it. ``parents``: make the
+    folders above too (only for the user's own cache and runtime folders, never a root's)."""
     path = Path(path)
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fix = fix or f"remove it (`rm -r {printable(str(path))[:100]}`) and run nav again"
     try:
         os.mkdir(path, PRIVATE_DIR_MODE)
@@ -197,7 +202,7 @@ def socket_dir() -> Path:
         return Path(runtime)
     path = _socket_dir_path()
     fix = "remove it if it is yours, or set XDG_RUNTIME_DIR (or TMPDIR) to a folder only you can enter"
-    ensure_private_dir(path, what="the socket folder", fix=fix)
+    ensure_private_dir(path, what="the socket folder", fix=fix, parents=True)  # ~/.cache/nav/run may be new
     st = os.lstat(path)
     if stat.S_IMODE(st.st_mode) & 0o077:
         raise _refuse(
