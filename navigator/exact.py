@@ -28,8 +28,15 @@ from pathlib import Path
 from typing import Protocol
 
 from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
-from lsp.positions import from_lsp, to_lsp
-from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
+from lsp.positions import from_lsp, split_lines, to_lsp
+from lsp.registry import (
+    SERVERS,
+    UNAVAILABLE,
+    Availability,
+    available_definition,
+    definitions_for,
+    install_command,
+)
 from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, Response
 from navigator.walk import looks_secret
@@ -173,7 +180,7 @@ def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
 
 
 def _line_at(text: str, line: int) -> str | None:
-    lines = text.splitlines()
+    lines = split_lines(text)
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
@@ -238,7 +245,7 @@ def _position_target(root: Path, path: str, line: int, col: int | None, *, table
         text = read_text_inside(root, path)
         if text is None:
             raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
-    lines = text.splitlines()
+    lines = split_lines(text)
     if not 1 <= line <= len(lines):
         raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
     line_text = lines[line - 1]
@@ -270,6 +277,8 @@ class _Files:
         self._lines: dict[str, list[str] | None] = {}
         self._symbols: dict[str, list[SymbolRow]] = {}
         self._inside: dict[str, bool] = {}
+        self.bom: set[str] = set()
+        """Files (as asked for) that start with a byte-order mark, which nav's columns do not count."""
         self.outside = 0
         """Locations a server reported outside the root (libraries, symlink targets): left out."""
 
@@ -292,11 +301,20 @@ class _Files:
         if path not in self._lines and not Path(path).is_absolute():
             buffer = buffer_text(self.table, path)
             if buffer is not None:
-                self._lines[path] = buffer.splitlines()
+                self._lines[path] = split_lines(buffer)
         if path not in self._lines:
             text = read_text_inside(self.root, self.absolute(path))  # never outside the root
-            self._lines[path] = text.splitlines() if text is not None else None
+            if text is not None and text.startswith("\ufeff"):
+                self.bom.add(path)
+            self._lines[path] = split_lines(text) if text is not None else None
         return self._lines[path]
+
+    def bom_shift(self, path: str, line: int, bom_is_text: bool) -> int:
+        """1 where the server counts a mark that nav's columns do not (line 1 of such a file)."""
+        if not bom_is_text or line != 1:
+            return 0
+        self.lines(path)
+        return 1 if path in self.bom else 0
 
     def line(self, path: str, line: int) -> str:
         lines = self.lines(path)
@@ -407,6 +425,8 @@ class ExactNavigator:
 
     def _lsp_position(self, files: _Files, target: Target) -> Position:
         line, character = to_lsp(files.line(target.path, target.line), target.line, target.col)
+        if target.line == 1:
+            character += files.bom_shift(target.path, 1, _bom_is_text(target.language or ""))
         return Position(str(self.root / target.path), line, character)
 
     def _run(self, op: Operation, query: str, *, deadline_s: float, limit: int | None) -> Response[Hit]:
@@ -443,7 +463,7 @@ class ExactNavigator:
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
-                for hit in self._hits(files, answer.locations, op):
+                for hit in self._hits(files, answer.locations, op, _bom_is_text(language, answer.server)):
                     hits.setdefault((hit.path, hit.line, hit.col), hit)
             if not answer.complete:
                 complete = False
@@ -493,7 +513,9 @@ class ExactNavigator:
             notes=tuple(notes),
         )
 
-    def _hits(self, files: _Files, locations: Sequence[Location], op: Operation) -> Iterable[Hit]:
+    def _hits(
+        self, files: _Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
+    ) -> Iterable[Hit]:
         for loc in locations:
             if not files.inside(loc.path):
                 files.outside += 1  # nav serves only files under the root
@@ -502,9 +524,11 @@ class ExactNavigator:
             if not os.path.exists(loc.path):
                 continue  # deleted since: never point at code that is gone
             start_text = files.line(path, loc.start_line + 1)
-            line, col = from_lsp(start_text, loc.start_line, loc.start_character)
+            shift = files.bom_shift(path, loc.start_line + 1, bom_is_text)
+            line, col = from_lsp(start_text, loc.start_line, max(0, loc.start_character - shift))
             end_text = start_text if loc.end_line == loc.start_line else files.line(path, loc.end_line + 1)
-            end_line, end_col = from_lsp(end_text, loc.end_line, loc.end_character)
+            shift = files.bom_shift(path, loc.end_line + 1, bom_is_text)
+            end_line, end_col = from_lsp(end_text, loc.end_line, max(0, loc.end_character - shift))
             yield self._hit(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
 
     def _hit(
@@ -683,6 +707,16 @@ def doctor() -> Response[Availability]:
     missing = [a.language for a in items if not a.found]
     return Response(items=items, complete=not missing,
                     reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
+
+
+def _bom_is_text(language: str, server: str | None = None) -> bool:
+    """Whether the server that answers (by name; else the first installed for ``language``)
+    counts a byte-order mark as a character."""
+    for cls in SERVERS.get(language, ()):
+        if cls.name == server:
+            return cls.bom_is_text
+    found = None if server else available_definition(language)
+    return found[0].bom_is_text if found else False
 
 
 def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:
