@@ -66,10 +66,15 @@ DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "jav
 
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-_DYNAMIC_LANGUAGES = frozenset({"python", "javascript"})
-"""Languages whose uses servers often cannot resolve (untyped receivers): references,
-callers and implementations get the same name's other uses in code as well, marked
-``possible`` (:meth:`ExactNavigator._possible`)."""
+_DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
+"""Languages whose uses servers often cannot resolve: references, callers and
+implementations get the same name's other uses in code as well, marked ``possible``
+(:meth:`ExactNavigator._possible`). Python and JavaScript for untyped receivers;
+TypeScript because tsserver resolves only what its projects can import: in a monorepo with
+no ``node_modules`` (no ``npm install``), a package imported by its name is not found, and
+uses through it are not linked to their definition (issue 17: 6 of 83 references)."""
+_HERITAGE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+_CLASS_KINDS = frozenset({"class", "interface"})
 
 
 class SymbolTable(Protocol):
@@ -464,10 +469,21 @@ class ExactNavigator:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
                 for hit in self._hits(files, answer.locations, op, _bom_is_text(language, answer.server)):
+                    if op == "implementation" and _merged_declaration(hit, group):
+                        continue  # `namespace MessageReader` beside `interface MessageReader`: the same symbol
                     hits.setdefault((hit.path, hit.line, hit.col), hit)
             if not answer.complete:
                 complete = False
                 reasons.append(answer.reason or "incomplete")
+            if op == "callers" and answer.answered:
+                checked = self._calls_among_references(files, language, positions, hits, deadline)
+                if checked is not None:
+                    reason, note = checked
+                    if reason:
+                        complete = False
+                        reasons.append(reason)
+                    if note:
+                        notes.append(note)
             if not answer.answered:
                 fallback = self._fallback(files, op, group)
                 if fallback is not None:
@@ -511,6 +527,44 @@ class ExactNavigator:
             source=",".join(dict.fromkeys(sources)) or None,
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             notes=tuple(notes),
+        )
+
+    def _calls_among_references(
+        self,
+        files: _Files,
+        language: str,
+        positions: Sequence[Position],
+        hits: dict[tuple[str, int, int], Hit],
+        deadline: float,
+    ) -> tuple[str | None, str | None] | None:
+        """The server's references at call positions that its call hierarchy left out, added
+        to ``hits`` (callers) with their enclosing symbol: a callers answer must not contradict
+        the references answer (tsserver's call hierarchy stays inside the project of the file
+        it is asked in, its references do not: in a monorepo of several tsconfig projects it
+        answered "no callers" for a function with 60 call sites). Returns (a reason the answer
+        is not complete, a note), or None when there is nothing to say."""
+        answer = self.pool.query(self.root, language, "references", positions, deadline_s=_left(deadline),
+                                 rescan=False)  # fmt: skip
+        if not answer.answered:
+            return (f"could not check the call hierarchy against references ({answer.reason or 'no answer'})", None)
+        lines = {(h.path, h.line) for h in hits.values()}
+        added = 0
+        for hit in self._hits(files, answer.locations, "callers", _bom_is_text(language, answer.server)):
+            if hit.is_definition or (hit.path, hit.line) in lines:
+                continue
+            line_text = files.line(hit.path, hit.line)
+            end_col = hit.end_col if hit.end_line == hit.line else None
+            if _is_import(line_text) or not _is_call(line_text, hit.col, end_col):
+                continue
+            hits[(hit.path, hit.line, hit.col)] = hit
+            lines.add((hit.path, hit.line))
+            added += 1
+        reason = None if answer.complete else f"references check: {answer.reason or 'incomplete'}"
+        if not added:
+            return (reason, None) if reason else None
+        return reason, (
+            f"{answer.server}: {added} call site{'s' * (added != 1)} from its references that its call "
+            "hierarchy left out (another project of the workspace?), listed with their enclosing symbol"
         )
 
     def _hits(
@@ -601,7 +655,12 @@ class ExactNavigator:
         for name, is_member in member.items():
             if op == "implementation":
                 if not is_member:
-                    continue  # a class's implementations have other names: nothing to match
+                    # a class's implementations have other names: the classes that name it in
+                    # their `extends`/`implements` clause (TypeScript, JavaScript)
+                    for hit in self._heritage(files, name, at | own):
+                        at.add((hit.path, hit.line, hit.col))
+                        out.append(hit)
+                    continue
                 for row in self.table.resolve(name):
                     d = row.definition
                     where = (d.path, d.name_span.start_line, d.name_span.start_col)
@@ -637,10 +696,57 @@ class ExactNavigator:
         what = {"references": "reference", "callers": "caller", "implementation": "implementation"}[op]
         what += "" if len(out) == 1 else "s"
         names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
+        how = "by name in code"
+        if op == "implementation" and not any(member.values()):
+            how = "named in the `extends`/`implements` clause of a class (or of its base)"
         return out, (
-            f"{len(out)} possible {what} the server could not resolve: {names} by name in code "
+            f"{len(out)} possible {what} the server could not resolve: {names} {how} "
             "(provenance `possible`, listed after the server's answer); some may be other things of that name"
         )
+
+    def _heritage(self, files: _Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
+        """Classes whose ``extends``/``implements`` clause names ``name``, and theirs in turn
+        (a subclass implements what its base does; an interface extending it passes it on),
+        found in the index's syntax references: a class of another tsconfig project, which
+        tsserver's implementation search does not look into. Positions in ``known`` (the
+        server's answer) are left out."""
+        out: list[Hit] = []
+        todo, seen = [name], {name}
+        while todo:
+            base = todo.pop()
+            for ref in self.table.refs_by_name(base):
+                if (self.table.file_language(ref.path) or detect_language(ref.path)) not in _HERITAGE_LANGUAGES:
+                    continue
+                row = self._heritage_of(files, ref.path, ref.line, ref.col, base)
+                if row is None:
+                    continue
+                d = row.definition
+                if d.name not in seen:
+                    seen.add(d.name)
+                    todo.append(d.name)
+                where = (d.path, d.name_span.start_line, d.name_span.start_col)
+                if d.kind != "class" or where in known:
+                    continue
+                known.add(where)
+                hit = self._hit(files, *where, where[1], where[2] + len(d.name), ("possible",), "implementation")
+                out.append(dataclasses.replace(hit, kind="possible implementation"))
+        return out
+
+    def _heritage_of(self, files: _Files, path: str, line: int, col: int, name: str) -> SymbolRow | None:
+        """The class or interface whose header (``class X extends A implements B``, over up
+        to a few lines) holds the use of ``name`` at ``line``/``col``, or None."""
+        for row in files.symbols(path):
+            d = row.definition
+            first = d.name_span.start_line
+            if d.kind not in _CLASS_KINDS or not first <= line <= first + 5 or (line, col) <= (first, d.name_span.start_col):
+                continue
+            parts = [files.line(path, n) for n in range(first, line + 1)]
+            parts[-1] = parts[-1][: col - 1]
+            parts[0] = parts[0][d.name_span.end_col - 1 :] if len(parts) > 1 else parts[0][d.name_span.end_col - 1 : col - 1]
+            header = "\n".join(parts)
+            if "{" not in header and _HERITAGE.search(header) and files.line(path, line)[col - 1 :].startswith(name):
+                return row
+        return None
 
     def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
         """What the index can say without a server, or None when it cannot say anything."""
@@ -717,6 +823,40 @@ def _bom_is_text(language: str, server: str | None = None) -> bool:
             return cls.bom_is_text
     found = None if server else available_definition(language)
     return found[0].bom_is_text if found else False
+
+
+_CALL_AFTER = re.compile(r"\s*(\?\.\s*)?(<[^;{}()]*>\s*)?[(`]")
+
+
+def _is_call(line_text: str, col: int, end_col: int | None) -> bool:
+    """Whether the name at ``col`` (1-based; ending before ``end_col``, or where the
+    identifier ends) is called there: ``name(``, ``name?.(``, ``name<T>(``, a tagged
+    template, or ``new Name``."""
+    start = col - 1
+    if end_col is None:
+        m = _IDENT.match(line_text, start)
+        end = m.end() if m else start
+    else:
+        end = end_col - 1
+    if _CALL_AFTER.match(line_text, end):
+        return True
+    return bool(re.search(r"\bnew\s+$", line_text[:start]))
+
+
+_MERGED_KINDS = frozenset({"module", "namespace"})
+_HERITAGE = re.compile(r"\b(extends|implements)\b")
+
+
+def _merged_declaration(hit: Hit, group: Sequence[Target]) -> bool:
+    """An implementation hit that is the asked symbol itself (its own declaration, or a
+    namespace merged with an interface or class of the same name)."""
+    for t in group:
+        if (hit.path, hit.line, hit.col) == (t.path, t.line, t.col):
+            return True
+        merged = hit.is_definition and hit.kind in _MERGED_KINDS and hit.symbol is not None
+        if merged and t.name and (hit.symbol or "").rsplit(".", 1)[-1] == t.name:
+            return True
+    return False
 
 
 def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:
