@@ -146,6 +146,10 @@ _EXTRA_IDENTIFIER_KINDS: dict[str, frozenset[str]] = {
     "elixir": frozenset({"alias"}),  # module names: `Plug.Conn`
     "haskell": frozenset({"variable", "name", "constructor"}),
     "zig": frozenset({"IDENTIFIER"}),
+    # `const {createFatalError} = require('../errors')`: the binding names what it destructures
+    "javascript": frozenset({"shorthand_property_identifier_pattern"}),
+    "typescript": frozenset({"shorthand_property_identifier_pattern"}),
+    "tsx": frozenset({"shorthand_property_identifier_pattern"}),
 }
 _EXTRA_REFERENCE_PATTERNS: dict[str, str] = {
     # a command's name is a plain `word`: the call of a shell function is a reference to it
