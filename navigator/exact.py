@@ -463,7 +463,8 @@ class ExactNavigator:
                     complete=False,
                     answered=False,
                     reason=f"{answer.server} found nothing, not even the definition: it has not loaded "
-                    "the project of this file (build import failed?)",
+                    "the project of this file (build import failed?), or cannot resolve the name there "
+                    "(its type comes from an import that does not resolve)",
                 )
             if answer.answered:
                 lsp_answered = True
@@ -679,7 +680,11 @@ class ExactNavigator:
                 start = ref.col - 1
                 if line_text[start : start + len(name)] != name:
                     continue  # the file changed since it was indexed, or is gone
-                attribute = line_text[:start].rstrip()[-1:] == "."
+                before = line_text[:start].rstrip()[-1:]
+                # `{generateColors: noop}`, `const {total: t} = obj`: the member, on an object (in
+                # JavaScript only: elsewhere `name: T` is as often a parameter's annotation)
+                keyed = is_member and before in ("", "{", ",") and _KEY_AFTER.match(line_text, ref.end_col - 1)
+                attribute = before == "." or bool(keyed and self._language(ref.path) == "javascript")
                 if attribute != is_member and (is_member or members.get(name, True)):
                     continue
                 called = line_text[ref.end_col - 1 :].lstrip().startswith("(")
@@ -704,6 +709,9 @@ class ExactNavigator:
             "(provenance `possible`, listed after the server's answer); some may be other things of that name"
         )
 
+    def _language(self, path: str) -> str | None:
+        return self.table.file_language(path) or detect_language(path)
+
     def _heritage(self, files: _Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
         """Classes whose ``extends``/``implements`` clause names ``name``, and theirs in turn
         (a subclass implements what its base does; an interface extending it passes it on),
@@ -715,7 +723,7 @@ class ExactNavigator:
         while todo:
             base = todo.pop()
             for ref in self.table.refs_by_name(base):
-                if (self.table.file_language(ref.path) or detect_language(ref.path)) not in _HERITAGE_LANGUAGES:
+                if self._language(ref.path) not in _HERITAGE_LANGUAGES:
                     continue
                 row = self._heritage_of(files, ref.path, ref.line, ref.col, base)
                 if row is None:
@@ -844,6 +852,7 @@ def _is_call(line_text: str, col: int, end_col: int | None) -> bool:
 
 
 _MERGED_KINDS = frozenset({"module", "namespace"})
+_KEY_AFTER = re.compile(r"\s*\??:(?!:)")
 _HERITAGE = re.compile(r"\b(extends|implements)\b")
 
 

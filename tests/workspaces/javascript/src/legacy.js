@@ -1,6 +1,6 @@
 // CommonJS, as untyped Node.js libraries (mocha 10) define their API.
 
-const {createFatalError} = require('./fatal'); // ref: createFatalError noref: fatal
+const {createFatalError} = require(process.env.NAV_FATAL || './fatal'); // ref: createFatalError noref: fatal
 
 module.exports = function parseQuery(qs) { // def: function parseQuery
   return qs.split('&');
@@ -15,3 +15,11 @@ var inlineDiff = exports.inlineDiff = function (text) { // def: function inlineD
 };
 
 const { inlineDiff: renamed = inlineDiff } = module.exports; // ref: inlineDiff renamed
+
+function Reporter() {} // def: function Reporter
+Reporter.prototype.epilogue = function () { // def: method Reporter.prototype.epilogue
+  return inlineDiff('summary'); // ref: inlineDiff
+};
+
+const noop = () => {}; // def: function noop
+export const stub = {epilogue: noop}; // ref: epilogue noop
