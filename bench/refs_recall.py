@@ -23,7 +23,8 @@ matches of an answer the server gave nothing for), compared at
 (path, line, column) with the oracle's tokens. Reported: recall and precision of precise
 and of precise+possible (micro over tokens and mean per name), and the answers marked
 ``complete`` that miss a true reference (must be 0). Files the tokenizer cannot read
-(Python 2 syntax in Django's tests, ...) are left out of both sides.
+(Python 2 syntax in Django's tests, ...) and files nav does not index (build output such as
+``dist/``, ignored files) are left out of both sides.
 
 ``--verbs refs,callers,impl`` (JavaScript/TypeScript; issue 17) checks the other two verbs
 against the same lexer, at (path, line):
@@ -549,6 +550,9 @@ def main() -> int:
         languages,
     ).fetchall()
     nav_once = {name: (kind, path, line) for name, count, kind, path, line in rows if count == 1}
+    # what nav leaves out of its index (build output such as dist/, ignored files) it does
+    # not answer for: out of the comparison, like the files the tokenizer cannot read
+    served = readable & {path for (path,) in nav.store.conn.execute("SELECT path FROM files")}
     if js is None:
         candidates = sorted(n for n in once if n in nav_once)
     else:
@@ -559,18 +563,18 @@ def main() -> int:
     reserved = set(vars(builtins)) | (_CONTEXTUAL if js is not None else set())
     candidates = [
         n for n in candidates
-        if not n.startswith("__") and n not in reserved and len(tokens.get(n, ())) >= 2
+        if not n.startswith("__") and n not in reserved and sum(t[0] in served for t in tokens.get(n, ())) >= 2
         and all(t[0] in readable for t in tokens[n])
     ]  # fmt: skip
 
     def truth_of(verb: str, name: str) -> set[tuple[str, int, int]] | set[tuple[str, int]]:
         if verb == "refs":
-            return set(tokens[name])
+            return {t for t in tokens[name] if t[0] in served}
         assert js is not None
         _, path, line = nav_once[name]
         if verb == "callers":
-            return {c for c in js.calls.get(name, ()) if c != (path, line)}
-        return js.implementations(name)
+            return {c for c in js.calls.get(name, ()) if c != (path, line) and c[0] in served}
+        return {c for c in js.implementations(name) if c[0] in served}
 
     pools = {
         "refs": candidates,
@@ -601,8 +605,8 @@ def main() -> int:
             # the syntax matches nav answered with instead (marked approximate, never complete)
             possible = {_where(h, verb) for h in resp.items if {"possible", "syntax"} & set(h.provenance)} - precise
             # positions outside the readable files are out of the comparison on both sides
-            precise = {p for p in precise if p[0] in readable}
-            possible = {p for p in possible if p[0] in readable}
+            precise = {p for p in precise if p[0] in served}
+            possible = {p for p in possible if p[0] in served}
             found = precise | possible
             row = Row(name, len(truth), len(precise), len(possible), len(precise & truth), len(found & truth),
                       resp.complete, resp.reason, round(ms, 1), sorted(truth - found)[:10],  # type: ignore[arg-type]
