@@ -687,7 +687,7 @@ class ExactNavigator:
                 attribute = before == "." or bool(keyed and self._language(ref.path) == "javascript")
                 if attribute != is_member and (is_member or members.get(name, True)):
                     continue
-                called = line_text[ref.end_col - 1 :].lstrip().startswith("(")
+                called = _is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript
                 if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
                     continue
                 hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("possible",), op)

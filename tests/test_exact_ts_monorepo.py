@@ -83,6 +83,12 @@ def test_callers_agree_with_references(exact: ExactNavigator) -> None:
     assert not resp.complete
 
 
+def test_a_call_with_type_arguments_is_a_possible_caller(exact: ExactNavigator) -> None:
+    resp = exact.callers("decode", deadline_s=DEADLINE)
+    assert {(h.path, h.line, h.symbol) for h in resp.items} == {(PROTO, 16, "readSettings")}
+    assert not resp.complete
+
+
 def test_implementations_leave_out_the_merged_namespace_and_find_other_projects(exact: ExactNavigator) -> None:
     resp = exact.implementations("MessageReader", deadline_s=DEADLINE)
     names = {h.symbol for h in resp.items}

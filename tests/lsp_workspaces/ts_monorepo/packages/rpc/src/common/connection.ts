@@ -7,3 +7,7 @@ export interface MessageConnection {
 export function createMessageConnection(reader: MessageReader): MessageConnection {
 	return { reader };
 }
+
+export function decode<T>(text: string): T {
+	return JSON.parse(text) as T;
+}
