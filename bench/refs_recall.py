@@ -14,8 +14,12 @@ index, the oracle from an independent tokenizer:
 - JavaScript/TypeScript: a small lexer of its own below (comments, '' "" strings, template
   literals with their ``${...}`` code, regex literals), and, for "defined once", nav's symbol
   table (a name with exactly one definition row) cross-checked by the lexer (no
-  ``var``/``let``/``const``/``function``/``class`` declaration of the name elsewhere, and no
-  parameter of that name: of a function, an arrow, a method or a ``catch``).
+  ``var``/``let``/``const``/``function``/``class`` declaration of the name elsewhere, no
+  parameter of that name (of a function, an arrow, a method or a ``catch``), no import alias
+  (``add as addChangeset``), in TypeScript no ``name:`` key, property signature or
+  annotated parameter (each declares a thing of that name, as a Python keyword argument
+  names a parameter), and no declaration of it in TypeScript's standard library
+  ``lib.*.d.ts`` (``Object.keys``, ``Promise.then``: JavaScript's builtins).
 
 Per name: nav's answer split by provenance (``lsp`` precise, plus a definition the server
 left out that the symbol table supplied, ``symbols``; and ``possible``, with the ``syntax``
@@ -444,6 +448,56 @@ def parameter_names(code: str) -> set[str]:
     return out
 
 
+_ALIAS = re.compile(r"\b(?:import|export)\s*(?:type\s+)?\{([^}]*)\}|\*\s*as\s+([A-Za-z_$][\w$]*)")
+_LIB_MEMBER = re.compile(
+    r"^\s*(?:(?:readonly|declare|static|get|set)\s+)*(?:var|let|const|function|class|interface|type|namespace\s+)?"
+    r"\s*([A-Za-z_$][\w$]*)\??\s*[:(<=]",
+    re.MULTILINE,
+)
+
+
+_TS_KEY = re.compile(
+    r"(?:^|[{,(])\s*(?:(?:readonly|public|private|protected)\s+)*([A-Za-z_$][\w$]*)\s*\??\s*:(?!:)", re.MULTILINE
+)
+TS_EXT = {".ts", ".tsx", ".mts", ".cts"}
+
+
+def typed_keys(code: str) -> set[str]:
+    """TypeScript names followed by ``:`` at a key's place: an object key, a property
+    signature, a parameter's annotation. Each declares a thing of that name (of another type
+    as often as not), so the name is not "defined once" (as a Python keyword argument is)."""
+    return set(_TS_KEY.findall(code))
+
+
+def alias_names(code: str) -> set[str]:
+    """Names an import or export binds to something of another name (``add as addChangeset``,
+    ``* as path``): another binding, so the name is not "defined once"."""
+    out: set[str] = set()
+    for m in _ALIAS.finditer(code):
+        if m.group(2):
+            out.add(m.group(2))
+        else:
+            out.update(re.findall(r"\bas\s+([A-Za-z_$][\w$]*)", m.group(1)))
+    return out
+
+
+def platform_names() -> set[str]:
+    """Names the TypeScript standard library declares (``Object.keys``, ``RequestInit.duplex``,
+    ``Promise.then``): JavaScript's builtins, used for the platform's thing as well as the
+    repository's, so not "defined once" (as Python's builtins are not). Read from the
+    ``lib.*.d.ts`` of the TypeScript beside the installed typescript-language-server."""
+    from lsp.registry import TypeScriptLanguageServer
+
+    tsserver = TypeScriptLanguageServer()._tsserver()
+    if tsserver is None:
+        print("no typescript lib found: platform names are not left out", file=sys.stderr)
+        return set()
+    out: set[str] = set()
+    for lib in sorted(Path(tsserver).parent.glob("lib*.d.ts")):
+        out.update(_LIB_MEMBER.findall(lib.read_text(encoding="utf-8")))
+    return out
+
+
 def js_oracle(root: Path) -> JsOracle:
     tokens: dict[str, list[Token]] = defaultdict(list)
     decls: dict[str, int] = defaultdict(int)
@@ -459,7 +513,9 @@ def js_oracle(root: Path) -> JsOracle:
         readable.add(rel)
         blanks: list[tuple[int, int]] = []
         toks = js_tokens(text, blanks)
-        for name in parameter_names(code_only(text, blanks)):
+        code = code_only(text, blanks)
+        keys = typed_keys(code) if path.suffix in TS_EXT else set()
+        for name in parameter_names(code) | alias_names(code) | keys:
             decls[name] += 2  # bound again: never "defined once"
         lines = text.split("\n")
         for k, (name, line, col) in enumerate(toks):
@@ -560,7 +616,7 @@ def main() -> int:
     # a builtin's name (``set``, ``filter``) is used for the builtin too: not "defined once";
     # nor is a contextual keyword (``value is T``, ``x as T``), which the lexer cannot tell
     # from a name
-    reserved = set(vars(builtins)) | (_CONTEXTUAL if js is not None else set())
+    reserved = set(vars(builtins)) | (_CONTEXTUAL | platform_names() if js is not None else set())
     candidates = [
         n for n in candidates
         if not n.startswith("__") and n not in reserved and sum(t[0] in served for t in tokens.get(n, ())) >= 2
