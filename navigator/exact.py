@@ -684,7 +684,11 @@ class ExactNavigator:
                 # `{generateColors: noop}`, `const {total: t} = obj`: the member, on an object (in
                 # JavaScript only: elsewhere `name: T` is as often a parameter's annotation)
                 keyed = is_member and before in ("", "{", ",") and _KEY_AFTER.match(line_text, ref.end_col - 1)
-                attribute = before == "." or bool(keyed and self._language(ref.path) == "javascript")
+                # `Mocha.prototype.run = function run() {}`: the function's own name is the member's
+                own_name = is_member and line_text[:start].rstrip().endswith("function") and (
+                    self._language(ref.path) == "javascript"
+                )
+                attribute = before == "." or own_name or bool(keyed and self._language(ref.path) == "javascript")
                 if attribute != is_member and (is_member or members.get(name, True)):
                     continue
                 called = _is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript

@@ -60,3 +60,5 @@ def test_an_object_key_setting_a_member_is_a_possible_reference(exact: ExactNavi
     assert all(h.provenance in (("lsp",), ("possible",)) for h in keys)
     if keys[0].provenance == ("possible",):
         assert not resp.complete
+    # `Reporter.prototype.epilogue = function epilogue()`: the function's own name is the member
+    assert (LEGACY, 20, 40) in {(h.path, h.line, h.col) for h in resp.items}

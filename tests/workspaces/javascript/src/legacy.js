@@ -17,7 +17,7 @@ var inlineDiff = exports.inlineDiff = function (text) { // def: function inlineD
 const { inlineDiff: renamed = inlineDiff } = module.exports; // ref: inlineDiff renamed
 
 function Reporter() {} // def: function Reporter
-Reporter.prototype.epilogue = function () { // def: method Reporter.prototype.epilogue
+Reporter.prototype.epilogue = function epilogue() { // def: method Reporter.prototype.epilogue
   return inlineDiff('summary'); // ref: inlineDiff
 };
 
