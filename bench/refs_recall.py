@@ -399,6 +399,14 @@ class JsOracle:
     """name -> (path, line) where it is called (callers' truth, before the definition is left out)."""
     heirs: dict[str, list[tuple[str, str, str, int]]]
     """base name -> (kind ``class``/``interface``, name, path, line) naming it in its header."""
+    decl_lines: dict[str, set[tuple[str, int]]]
+    """name -> (path, line) of its ``var``/``let``/``const``/``function``/``class`` declarations."""
+
+    def defined_once_at(self, name: str, path: str, line: int) -> bool:
+        """No declaration of ``name`` but (at most) the one on nav's definition line."""
+        return self.decls.get(name, 0) == 0 or (
+            self.decls[name] == 1 and self.decl_lines.get(name, set()) <= {(path, line)}
+        )
 
     def implementations(self, name: str) -> set[tuple[str, int]]:
         out: set[tuple[str, int]] = set()
@@ -501,6 +509,7 @@ def platform_names() -> set[str]:
 def js_oracle(root: Path) -> JsOracle:
     tokens: dict[str, list[Token]] = defaultdict(list)
     decls: dict[str, int] = defaultdict(int)
+    decl_lines: dict[str, set[tuple[str, int]]] = defaultdict(set)
     calls: dict[str, set[tuple[str, int]]] = defaultdict(set)
     heirs: dict[str, list[tuple[str, str, str, int]]] = defaultdict(list)
     readable: set[str] = set()
@@ -527,6 +536,7 @@ def js_oracle(root: Path) -> JsOracle:
         for (a, _, _), (b, bl, bc) in zip(toks, toks[1:], strict=False):
             if a in ("var", "let", "const", "function", "class"):
                 decls[b] += 1
+                decl_lines[b].add((rel, bl))
             if a in ("class", "interface") and b not in ("extends", "implements"):
                 # the header: from the name to the first `{` (type arguments left out)
                 rest = "\n".join([lines[bl - 1][bc - 1 + len(b) :], *lines[bl : bl + 6]])
@@ -535,7 +545,7 @@ def js_oracle(root: Path) -> JsOracle:
                 if len(clause) == 2:
                     for base in set(re.findall(r"[A-Za-z_$][\w$]*", clause[1])) - {"extends", "implements"}:
                         heirs[base].append((a, b, rel, bl))
-    return JsOracle(tokens, decls, readable, calls, heirs)
+    return JsOracle(tokens, decls, readable, calls, heirs, decl_lines)
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -612,7 +622,7 @@ def main() -> int:
     if js is None:
         candidates = sorted(n for n in once if n in nav_once)
     else:
-        candidates = sorted(n for n in nav_once if js.decls.get(n, 0) <= 1 and n in tokens)
+        candidates = sorted(n for n, (_, p, ln) in nav_once.items() if js.defined_once_at(n, p, ln) and n in tokens)
     # a builtin's name (``set``, ``filter``) is used for the builtin too: not "defined once";
     # nor is a contextual keyword (``value is T``, ``x as T``), which the lexer cannot tell
     # from a name
