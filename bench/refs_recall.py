@@ -413,7 +413,7 @@ class JsOracle:
         todo, seen = [name], {name}
         while todo:
             for kind, heir, path, line in self.heirs.get(todo.pop(), ()):
-                if kind == "class":
+                if kind == "class" and heir != name:  # a cycle by name (`class A implements RAL.B`, `class B extends A`)
                     out.add((path, line))
                 if heir not in seen:
                     seen.add(heir)
