@@ -8,7 +8,25 @@ is one nav column and two LSP characters; everything else is one of each.
 
 from __future__ import annotations
 
-__all__ = ["to_lsp", "from_lsp", "utf16_len"]
+import re
+
+__all__ = ["from_lsp", "split_lines", "to_lsp", "utf16_len"]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines as the protocol counts them: ended by ``\\n``, ``\\r\\n`` or a lone ``\\r``,
+    and by nothing else (``str.splitlines`` also breaks at form feeds, ``\\v``, U+2028...,
+    which would shift every later line against the server's). A leading byte-order mark is
+    not text: editors and servers drop it, and so do its columns here. No final empty line
+    for a text that ends with a line break, like ``splitlines``."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def utf16_len(text: str) -> int:

@@ -170,6 +170,11 @@ class ServerDefinition:
     """Whether a file is opened (``didOpen``) before a question about it. Servers that read
     closed files from disk do not need it, and may pay for it: basedpyright checks every open
     file first, which held a cold first references answer back by 2-5 s on requests."""
+    bom_is_text: ClassVar[bool] = False
+    """Whether the server counts a file's UTF-8 byte-order mark as the first line's first
+    character (basedpyright does, for files it reads and for documents opened with it).
+    False: it drops the mark (tsserver, reading a file; editors), and documents are opened
+    without it so that open and unopened files agree. nav's columns never count it."""
     uncancellable: ClassVar[frozenset[str]] = frozenset()
     """Methods never cancelled with ``$/cancelRequest`` when their deadline passes (the
     server's handling of that cancel is broken): the request runs on, its answer dropped."""
@@ -294,6 +299,7 @@ class BasedPyright(ServerDefinition):
     install = "pip install basedpyright"
     ready_after_initialize = False
     open_to_ask = False
+    bom_is_text = True  # pyright's positions count it (issue 17: a BOM line's names were missed)
     uncancellable = frozenset({"textDocument/references", "textDocument/implementation", "workspace/executeCommand"})
     """basedpyright 1.40 (pyright's ``onReferences``, ``onImplementation``, ``onExecuteCommand``): a cancel that
     arrives before the search starts (while it waits for ``window/workDoneProgress/create``,

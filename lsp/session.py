@@ -568,9 +568,11 @@ class ServerSession:
             return buffer
         try:
             with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-                return fh.read()
+                text = fh.read()
         except OSError:
             return None
+        # as the server reads the file itself: with a byte-order mark or without it
+        return text[1:] if text.startswith("\ufeff") and not self.definition.bom_is_text else text
 
     def _send_open(self, path: str) -> None:
         text = self._read(path)

@@ -28,8 +28,15 @@ from pathlib import Path
 from typing import Protocol
 
 from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
-from lsp.positions import from_lsp, to_lsp
-from lsp.registry import SERVERS, UNAVAILABLE, Availability, definitions_for, install_command
+from lsp.positions import from_lsp, split_lines, to_lsp
+from lsp.registry import (
+    SERVERS,
+    UNAVAILABLE,
+    Availability,
+    available_definition,
+    definitions_for,
+    install_command,
+)
 from navigator.confine import confine, is_inside, read_text_inside
 from navigator.results import Hit, HoverInfo, Response
 from navigator.walk import looks_secret
@@ -59,10 +66,15 @@ DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "jav
 
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-_DYNAMIC_LANGUAGES = frozenset({"python", "javascript"})
-"""Languages whose uses servers often cannot resolve (untyped receivers): references,
-callers and implementations get the same name's other uses in code as well, marked
-``possible`` (:meth:`ExactNavigator._possible`)."""
+_DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
+"""Languages whose uses servers often cannot resolve: references, callers and
+implementations get the same name's other uses in code as well, marked ``possible``
+(:meth:`ExactNavigator._possible`). Python and JavaScript for untyped receivers;
+TypeScript because tsserver resolves only what its projects can import: in a monorepo with
+no ``node_modules`` (no ``npm install``), a package imported by its name is not found, and
+uses through it are not linked to their definition (issue 17: 6 of 83 references)."""
+_HERITAGE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+_CLASS_KINDS = frozenset({"class", "interface"})
 
 
 class SymbolTable(Protocol):
@@ -167,7 +179,7 @@ def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
 
 
 def _line_at(text: str, line: int) -> str | None:
-    lines = text.splitlines()
+    lines = split_lines(text)
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
@@ -232,7 +244,7 @@ def _position_target(root: Path, path: str, line: int, col: int | None, *, table
         text = read_text_inside(root, path)
         if text is None:
             raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
-    lines = text.splitlines()
+    lines = split_lines(text)
     if not 1 <= line <= len(lines):
         raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
     line_text = lines[line - 1]
@@ -264,6 +276,8 @@ class _Files:
         self._lines: dict[str, list[str] | None] = {}
         self._symbols: dict[str, list[SymbolRow]] = {}
         self._inside: dict[str, bool] = {}
+        self.bom: set[str] = set()
+        """Files (as asked for) that start with a byte-order mark, which nav's columns do not count."""
         self.outside = 0
         """Locations a server reported outside the root (libraries, symlink targets): left out."""
 
@@ -286,11 +300,20 @@ class _Files:
         if path not in self._lines and not Path(path).is_absolute():
             buffer = buffer_text(self.table, path)
             if buffer is not None:
-                self._lines[path] = buffer.splitlines()
+                self._lines[path] = split_lines(buffer)
         if path not in self._lines:
             text = read_text_inside(self.root, self.absolute(path))  # never outside the root
-            self._lines[path] = text.splitlines() if text is not None else None
+            if text is not None and text.startswith("\ufeff"):
+                self.bom.add(path)
+            self._lines[path] = split_lines(text) if text is not None else None
         return self._lines[path]
+
+    def bom_shift(self, path: str, line: int, bom_is_text: bool) -> int:
+        """1 where the server counts a mark that nav's columns do not (line 1 of such a file)."""
+        if not bom_is_text or line != 1:
+            return 0
+        self.lines(path)
+        return 1 if path in self.bom else 0
 
     def line(self, path: str, line: int) -> str:
         lines = self.lines(path)
@@ -401,6 +424,8 @@ class ExactNavigator:
 
     def _lsp_position(self, files: _Files, target: Target) -> Position:
         line, character = to_lsp(files.line(target.path, target.line), target.line, target.col)
+        if target.line == 1:
+            character += files.bom_shift(target.path, 1, _bom_is_text(target.language or ""))
         return Position(str(self.root / target.path), line, character)
 
     def _run(self, op: Operation, query: str, *, deadline_s: float, limit: int | None) -> Response[Hit]:
@@ -432,16 +457,28 @@ class ExactNavigator:
                     complete=False,
                     answered=False,
                     reason=f"{answer.server} found nothing, not even the definition: it has not loaded "
-                    "the project of this file (build import failed?)",
+                    "the project of this file (build import failed?), or cannot resolve the name there "
+                    "(its type comes from an import that does not resolve)",
                 )
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
-                for hit in self._hits(files, answer.locations, op):
+                for hit in self._hits(files, answer.locations, op, _bom_is_text(language, answer.server)):
+                    if op == "implementation" and _merged_declaration(hit, group):
+                        continue  # `namespace MessageReader` beside `interface MessageReader`: the same symbol
                     hits.setdefault((hit.path, hit.line, hit.col), hit)
             if not answer.complete:
                 complete = False
                 reasons.append(answer.reason or "incomplete")
+            if op == "callers" and answer.answered:
+                checked = self._calls_among_references(files, language, positions, hits, deadline)
+                if checked is not None:
+                    reason, note = checked
+                    if reason:
+                        complete = False
+                        reasons.append(reason)
+                    if note:
+                        notes.append(note)
             if not answer.answered:
                 fallback = self._fallback(files, op, group)
                 if fallback is not None:
@@ -487,7 +524,47 @@ class ExactNavigator:
             notes=tuple(notes),
         )
 
-    def _hits(self, files: _Files, locations: Sequence[Location], op: Operation) -> Iterable[Hit]:
+    def _calls_among_references(
+        self,
+        files: _Files,
+        language: str,
+        positions: Sequence[Position],
+        hits: dict[tuple[str, int, int], Hit],
+        deadline: float,
+    ) -> tuple[str | None, str | None] | None:
+        """The server's references at call positions that its call hierarchy left out, added
+        to ``hits`` (callers) with their enclosing symbol: a callers answer must not contradict
+        the references answer (tsserver's call hierarchy stays inside the project of the file
+        it is asked in, its references do not: in a monorepo of several tsconfig projects it
+        answered "no callers" for a function with 60 call sites). Returns (a reason the answer
+        is not complete, a note), or None when there is nothing to say."""
+        answer = self.pool.query(self.root, language, "references", positions, deadline_s=_left(deadline),
+                                 rescan=False)  # fmt: skip
+        if not answer.answered:
+            return (f"could not check the call hierarchy against references ({answer.reason or 'no answer'})", None)
+        lines = {(h.path, h.line) for h in hits.values()}
+        added = 0
+        for hit in self._hits(files, answer.locations, "callers", _bom_is_text(language, answer.server)):
+            if hit.is_definition or (hit.path, hit.line) in lines:
+                continue
+            line_text = files.line(hit.path, hit.line)
+            end_col = hit.end_col if hit.end_line == hit.line else None
+            if _is_import(line_text) or not _is_call(line_text, hit.col, end_col):
+                continue
+            hits[(hit.path, hit.line, hit.col)] = hit
+            lines.add((hit.path, hit.line))
+            added += 1
+        reason = None if answer.complete else f"references check: {answer.reason or 'incomplete'}"
+        if not added:
+            return (reason, None) if reason else None
+        return reason, (
+            f"{answer.server}: {added} call site{'s' * (added != 1)} from its references that its call "
+            "hierarchy left out (another project of the workspace?), listed with their enclosing symbol"
+        )
+
+    def _hits(
+        self, files: _Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
+    ) -> Iterable[Hit]:
         for loc in locations:
             if not files.inside(loc.path):
                 files.outside += 1  # nav serves only files under the root
@@ -496,9 +573,11 @@ class ExactNavigator:
             if not os.path.exists(loc.path):
                 continue  # deleted since: never point at code that is gone
             start_text = files.line(path, loc.start_line + 1)
-            line, col = from_lsp(start_text, loc.start_line, loc.start_character)
+            shift = files.bom_shift(path, loc.start_line + 1, bom_is_text)
+            line, col = from_lsp(start_text, loc.start_line, max(0, loc.start_character - shift))
             end_text = start_text if loc.end_line == loc.start_line else files.line(path, loc.end_line + 1)
-            end_line, end_col = from_lsp(end_text, loc.end_line, loc.end_character)
+            shift = files.bom_shift(path, loc.end_line + 1, bom_is_text)
+            end_line, end_col = from_lsp(end_text, loc.end_line, max(0, loc.end_character - shift))
             yield self._hit(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
 
     def _hit(
@@ -571,7 +650,12 @@ class ExactNavigator:
         for name, is_member in member.items():
             if op == "implementation":
                 if not is_member:
-                    continue  # a class's implementations have other names: nothing to match
+                    # a class's implementations have other names: the classes that name it in
+                    # their `extends`/`implements` clause (TypeScript, JavaScript)
+                    for hit in self._heritage(files, name, at | own):
+                        at.add((hit.path, hit.line, hit.col))
+                        out.append(hit)
+                    continue
                 for row in self.table.resolve(name):
                     d = row.definition
                     where = (d.path, d.name_span.start_line, d.name_span.start_col)
@@ -590,10 +674,18 @@ class ExactNavigator:
                 start = ref.col - 1
                 if line_text[start : start + len(name)] != name:
                     continue  # the file changed since it was indexed, or is gone
-                attribute = line_text[:start].rstrip()[-1:] == "."
+                before = line_text[:start].rstrip()[-1:]
+                # `{generateColors: noop}`, `const {total: t} = obj`: the member, on an object (in
+                # JavaScript only: elsewhere `name: T` is as often a parameter's annotation)
+                keyed = is_member and before in ("", "{", ",") and _KEY_AFTER.match(line_text, ref.end_col - 1)
+                # `Mocha.prototype.run = function run() {}`: the function's own name is the member's
+                own_name = is_member and line_text[:start].rstrip().endswith("function") and (
+                    self._language(ref.path) == "javascript"
+                )
+                attribute = before == "." or own_name or bool(keyed and self._language(ref.path) == "javascript")
                 if attribute != is_member and (is_member or members.get(name, True)):
                     continue
-                called = line_text[ref.end_col - 1 :].lstrip().startswith("(")
+                called = _is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript
                 if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
                     continue
                 hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("possible",), op)
@@ -607,10 +699,60 @@ class ExactNavigator:
         what = {"references": "reference", "callers": "caller", "implementation": "implementation"}[op]
         what += "" if len(out) == 1 else "s"
         names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
+        how = "by name in code"
+        if op == "implementation" and not any(member.values()):
+            how = "named in the `extends`/`implements` clause of a class (or of its base)"
         return out, (
-            f"{len(out)} possible {what} the server could not resolve: {names} by name in code "
+            f"{len(out)} possible {what} the server could not resolve: {names} {how} "
             "(provenance `possible`, listed after the server's answer); some may be other things of that name"
         )
+
+    def _language(self, path: str) -> str | None:
+        return self.table.file_language(path) or detect_language(path)
+
+    def _heritage(self, files: _Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
+        """Classes whose ``extends``/``implements`` clause names ``name``, and theirs in turn
+        (a subclass implements what its base does; an interface extending it passes it on),
+        found in the index's syntax references: a class of another tsconfig project, which
+        tsserver's implementation search does not look into. Positions in ``known`` (the
+        server's answer) are left out."""
+        out: list[Hit] = []
+        todo, seen = [name], {name}
+        while todo:
+            base = todo.pop()
+            for ref in self.table.refs_by_name(base):
+                if self._language(ref.path) not in _HERITAGE_LANGUAGES:
+                    continue
+                row = self._heritage_of(files, ref.path, ref.line, ref.col, base)
+                if row is None:
+                    continue
+                d = row.definition
+                if d.name not in seen:
+                    seen.add(d.name)
+                    todo.append(d.name)
+                where = (d.path, d.name_span.start_line, d.name_span.start_col)
+                if d.kind != "class" or where in known:
+                    continue
+                known.add(where)
+                hit = self._hit(files, *where, where[1], where[2] + len(d.name), ("possible",), "implementation")
+                out.append(dataclasses.replace(hit, kind="possible implementation"))
+        return out
+
+    def _heritage_of(self, files: _Files, path: str, line: int, col: int, name: str) -> SymbolRow | None:
+        """The class or interface whose header (``class X extends A implements B``, over up
+        to a few lines) holds the use of ``name`` at ``line``/``col``, or None."""
+        for row in files.symbols(path):
+            d = row.definition
+            first = d.name_span.start_line
+            if d.kind not in _CLASS_KINDS or not first <= line <= first + 5 or (line, col) <= (first, d.name_span.start_col):
+                continue
+            parts = [files.line(path, n) for n in range(first, line + 1)]
+            parts[-1] = parts[-1][: col - 1]
+            parts[0] = parts[0][d.name_span.end_col - 1 :] if len(parts) > 1 else parts[0][d.name_span.end_col - 1 : col - 1]
+            header = "\n".join(parts)
+            if "{" not in header and _HERITAGE.search(header) and files.line(path, line)[col - 1 :].startswith(name):
+                return row
+        return None
 
     def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
         """What the index can say without a server, or None when it cannot say anything."""
@@ -677,6 +819,51 @@ def doctor() -> Response[Availability]:
     missing = [a.language for a in items if not a.found]
     return Response(items=items, complete=not missing,
                     reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
+
+
+def _bom_is_text(language: str, server: str | None = None) -> bool:
+    """Whether the server that answers (by name; else the first installed for ``language``)
+    counts a byte-order mark as a character."""
+    for cls in SERVERS.get(language, ()):
+        if cls.name == server:
+            return cls.bom_is_text
+    found = None if server else available_definition(language)
+    return found[0].bom_is_text if found else False
+
+
+_CALL_AFTER = re.compile(r"\s*(\?\.\s*)?(<[^;{}()]*>\s*)?[(`]")
+
+
+def _is_call(line_text: str, col: int, end_col: int | None) -> bool:
+    """Whether the name at ``col`` (1-based; ending before ``end_col``, or where the
+    identifier ends) is called there: ``name(``, ``name?.(``, ``name<T>(``, a tagged
+    template, or ``new Name``."""
+    start = col - 1
+    if end_col is None:
+        m = _IDENT.match(line_text, start)
+        end = m.end() if m else start
+    else:
+        end = end_col - 1
+    if _CALL_AFTER.match(line_text, end):
+        return True
+    return bool(re.search(r"\bnew\s+$", line_text[:start]))
+
+
+_MERGED_KINDS = frozenset({"module", "namespace"})
+_KEY_AFTER = re.compile(r"\s*\??:(?!:)")
+_HERITAGE = re.compile(r"\b(extends|implements)\b")
+
+
+def _merged_declaration(hit: Hit, group: Sequence[Target]) -> bool:
+    """An implementation hit that is the asked symbol itself (its own declaration, or a
+    namespace merged with an interface or class of the same name)."""
+    for t in group:
+        if (hit.path, hit.line, hit.col) == (t.path, t.line, t.col):
+            return True
+        merged = hit.is_definition and hit.kind in _MERGED_KINDS and hit.symbol is not None
+        if merged and t.name and (hit.symbol or "").rsplit(".", 1)[-1] == t.name:
+            return True
+    return False
 
 
 def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:

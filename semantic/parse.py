@@ -146,6 +146,10 @@ _EXTRA_IDENTIFIER_KINDS: dict[str, frozenset[str]] = {
     "elixir": frozenset({"alias"}),  # module names: `Plug.Conn`
     "haskell": frozenset({"variable", "name", "constructor"}),
     "zig": frozenset({"IDENTIFIER"}),
+    # `const {createFatalError} = require('../errors')`: the binding names what it destructures
+    "javascript": frozenset({"shorthand_property_identifier_pattern"}),
+    "typescript": frozenset({"shorthand_property_identifier_pattern"}),
+    "tsx": frozenset({"shorthand_property_identifier_pattern"}),
 }
 _EXTRA_REFERENCE_PATTERNS: dict[str, str] = {
     # a command's name is a plain `word`: the call of a shell function is a reference to it
@@ -254,6 +258,7 @@ def parse_source(
     the result's language is ``UNKNOWN_LANGUAGE`` (""). Never raises on bad input.
     """
     budget = max(chunk_budget, 1)
+    text = _as_lsp_lines(text)
     if language is None:
         return _fallback(path, UNKNOWN_LANGUAGE, text, budget, "no language: line-window chunks only")
     try:
@@ -261,6 +266,20 @@ def parse_source(
     except Exception as exc:  # noqa: BLE001 - degrade visibly, never fail the indexer on one file
         log.warning("parsing %s as %s failed; using line windows", path, language, exc_info=True)
         return _fallback(path, language, text, budget, f"parse failed: {type(exc).__name__}: {exc}")
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _as_lsp_lines(text: str) -> str:
+    """``text`` with the lines language servers and editors see (:func:`lsp.positions.split_lines`):
+    no leading byte-order mark (not text; its column would shift the first line's names),
+    and a lone CR (old Mac line ends) turned into LF, same length, so tree-sitter's rows,
+    which count LF only, are the protocol's lines (a CR-only file was one line of syntax
+    errors, its functions missing from the index)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: int) -> ParsedFile:

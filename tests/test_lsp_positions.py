@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp.positions import from_lsp, to_lsp, utf16_len
+from lsp.positions import from_lsp, split_lines, to_lsp, utf16_len
 
 EMOJI = "s = '😀'; total(x)"  # 😀 is one code point, two UTF-16 units
 
@@ -48,3 +48,11 @@ def test_round_trip_every_column() -> None:
     text = "a😀b𝔘c é"
     for col in range(1, len(text) + 2):
         assert from_lsp(text, *to_lsp(text, 4, col)[0:1], to_lsp(text, 4, col)[1]) == (4, col)
+
+
+def test_split_lines_counts_lines_as_the_protocol_does() -> None:
+    # LF, CRLF and a lone CR end a line; a form feed, \v, U+2028 and U+0085 do not
+    assert split_lines("a\r\nb\rc\n\x0cd\x0be\u2028f\x85g\n") == ["a", "b", "c", "\x0cd\x0be\u2028f\x85g"]
+    assert split_lines("\ufeffdef f():\n") == ["def f():"]  # the byte-order mark is not text
+    assert split_lines("") == [] and split_lines("x") == ["x"] and split_lines("x\n\n") == ["x", ""]
+    assert split_lines("a\r\r\nb") == ["a", "", "b"]

@@ -60,3 +60,37 @@
       object: (_) @receiver
       property: (property_identifier) @name)
     right: [(arrow_function) (function_expression) (generator_function)])) @definition.function
+
+; `module.exports = function parseQuery(qs) {}`: the function's own name is its name (the
+; rule above names `exports`); `res.send = function send() {}` is left to the rule above
+(expression_statement
+  (assignment_expression
+    left: (member_expression
+      property: (property_identifier) @_property)
+    right: (function_expression
+      name: (identifier) @name))
+  (#not-eq? @_property @name)) @definition.function
+
+; `var generateDiff = (exports.generateDiff = function () {})`, `var f = exports.f = () => {}`:
+; the variable is the function (mocha's reporters define their helpers this way)
+(variable_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [
+      (assignment_expression
+        right: [(arrow_function) (function_expression) (generator_function)])
+      (parenthesized_expression
+        (assignment_expression
+          right: [(arrow_function) (function_expression) (generator_function)]))
+    ])) @definition.function
+
+(lexical_declaration
+  (variable_declarator
+    name: (identifier) @name
+    value: [
+      (assignment_expression
+        right: [(arrow_function) (function_expression) (generator_function)])
+      (parenthesized_expression
+        (assignment_expression
+          right: [(arrow_function) (function_expression) (generator_function)]))
+    ])) @definition.function

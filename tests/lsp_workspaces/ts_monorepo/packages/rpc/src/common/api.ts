@@ -1,0 +1,2 @@
+export { MessageReader, AbstractMessageReader, ReadableStreamMessageReader } from './reader.js';
+export { MessageConnection, createMessageConnection } from './connection.js';
