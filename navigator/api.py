@@ -34,6 +34,7 @@ from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
 from navigator.paths import ensure_nav_dir, open_private, private_file
 from navigator.results import (
     Found,
+    GrepHit,
     IndexReport,
     MapEntry,
     OutlineEntry,
@@ -811,6 +812,63 @@ class Navigator:
         exact: ExactNavigator | None = getattr(self, "_exact", None)
         if exact is not None:
             exact.files_changed(paths)
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        fixed: bool = False,
+        ignore_case: bool = False,
+        word: bool = False,
+        files_only: bool = False,
+        count: bool = False,
+        globs: tuple[str, ...] = (),
+        types: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        before: int = 0,
+        after: int = 0,
+        max_count: int | None = None,
+        limit: int | None = 1000,
+        deadline_s: float = 30.0,
+    ) -> Response[GrepHit]:
+        """Lines matching ``pattern`` (a Rust regular expression, or a literal with ``fixed``),
+        equal to ``rg``'s at the root with the same options (``-F -i -w -l -c -g -t -B -A -m``),
+        served from the trigram index ``.nav/grep.db`` (see :mod:`navigator.grep`). ``paths``
+        narrow the search (relative to the root or cwd); ``limit`` bounds the matching lines."""
+        from navigator import grep as engine
+
+        rel = tuple(r for r in (self.relpath(p) for p in paths) if r not in ("", "."))
+        options = engine.GrepOptions(
+            pattern, fixed=fixed, ignore_case=ignore_case, word=word, files_only=files_only, count=count,
+            globs=tuple(globs), types=tuple(types), paths=rel, before=before, after=after,
+            max_count=max_count, limit=limit, deadline_s=deadline_s,
+        )  # fmt: skip
+        engine.check_options(options)
+        index = self._grep_index()
+        note = None
+        if self.refresh or not index.store.built():
+            try:
+                index.update(lock_wait_s=self.lock_wait_s if index.store.built() else 60.0)
+            except IndexBusyError:
+                note = "another process is updating the grep index; files it has not reached yet were read whole"
+        answer = engine.search(self.root, index if index.store.built() else None, options)
+        return dataclasses.replace(answer, notes=(*answer.notes, note)) if note else answer
+
+    def grep_changed(self, paths: Sequence[str] | None = None) -> None:
+        """Bring an existing grep index up to date after a change (root-relative ``paths``;
+        None: any file may have changed). The daemon calls it after each re-index."""
+        from navigator import grep as engine
+
+        if (self.nav_dir / engine.GREP_DB).exists():
+            self._grep_index().update(only=paths)
+
+    def _grep_index(self) -> Any:
+        index = getattr(self._local, "grep", None)
+        if index is None:
+            from navigator.grep import GrepIndex
+
+            index = self._local.grep = GrepIndex(self.root, self.nav_dir)
+        return index
 
     def doctor(self) -> Response[Availability]:
         """Per language: server found?, version, and the command that installs what is missing."""
