@@ -846,7 +846,8 @@ class Navigator:
         engine.check_options(options)
         index = self._grep_index()
         note = None
-        if self.refresh or not index.store.built():
+        if self.refresh or not index.store.built() or not getattr(self, "_grep_synced", False):
+            self._grep_synced = True  # once per process at least: files change while no daemon runs
             try:
                 index.update(lock_wait_s=self.lock_wait_s if index.store.built() else 60.0)
             except IndexBusyError:
@@ -859,8 +860,13 @@ class Navigator:
         None: any file may have changed). The daemon calls it after each re-index."""
         from navigator import grep as engine
 
-        if (self.nav_dir / engine.GREP_DB).exists():
+        if not (self.nav_dir / engine.GREP_DB).exists():
+            return
+        try:
             self._grep_index().update(only=paths)
+        except NavError as exc:  # the next grep walks the tree instead
+            log.warning("grep index update failed: %s", exc)
+            self._grep_synced = False
 
     def _grep_index(self) -> Any:
         index = getattr(self._local, "grep", None)

@@ -32,12 +32,14 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from navigator.results import GrepHit, Response
-from storage.errors import DeadlineError, IndexBusyError, UsageError, shorten
+from storage.errors import IndexBusyError, UsageError, shorten
 from storage.ngrams import BINARY, TEXT, UNINDEXED, GrepStore, NewFile
 
-MAX_PATTERN_CHARS = 4096
+MAX_PATTERN_CHARS = 32768
+"""Longer patterns are refused (ripgrep takes them on its command line, below the kernel's 128 kB per argument)."""
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 """Files above this are not indexed but searched by every query (ripgrep reads them)."""
 MAX_TEXT_CHARS = 65536
@@ -51,7 +53,7 @@ GREP_DB = "grep.db"
 
 # -- planning (pure) -------------------------------------------------------------------------
 
-Query = tuple  # ("all",) | ("tri", int) | ("and", (Query, ...)) | ("or", (Query, ...))
+Query = tuple[Any, ...]  # ("all",) | ("tri", int) | ("and", (Query, ...)) | ("or", (Query, ...))
 ALL: Query = ("all",)
 _UNSURE_UNDER_I = frozenset(b"ks")
 """ASCII letters whose case-insensitive match includes a non-ASCII character (K: U+212A KELVIN
@@ -147,9 +149,10 @@ def _alternate(items: Sequence[_Info]) -> _Info:
 
 def _char(c: str, ignore_case: bool) -> _Info:
     b = c.encode("utf-8", "surrogatepass")
-    if ignore_case:
-        if len(b) > 1 or (c.isalpha() and b.lower()[0] in _UNSURE_UNDER_I):
-            return _ANY
+    # under -i a non-ASCII character may fold to others of other bytes (ripgrep's Unicode
+    # tables, not Python's): it narrows nothing
+    if ignore_case and (len(b) > 1 or b.lower()[0] in _UNSURE_UNDER_I):
+        return _ANY
     return _Info(frozenset({b.lower()}))
 
 
@@ -493,7 +496,10 @@ class GrepIndex:
         if self._store is None:
             from navigator.paths import ensure_nav_dir
 
-            ensure_nav_dir(self.nav_dir)
+            ensure_nav_dir(self.nav_dir)  # 0700, never a symlink or someone else's folder
+            ignore = self.nav_dir / ".gitignore"
+            if not ignore.exists() and os.access(self.nav_dir, os.W_OK):
+                ignore.write_text("# nav's index; safe to delete\n*\n", encoding="utf-8")
             self._store = GrepStore(self.path)
         return self._store
 
@@ -554,7 +560,7 @@ class GrepIndex:
         report.written = store.write(iter(fresh))
         return report
 
-    def _changed(self, size: int, mtime_ns: int, digest: bytes | None, rel: str, store: GrepStore) -> NewFile | None | bool:
+    def _changed(self, size: int, mtime_ns: int, digest: bytes | None, rel: str, store: GrepStore) -> NewFile | None | Literal[False]:
         """False when unchanged (a touched file gets its new stat), None when gone, else the entry."""
         try:
             st = os.stat(self.root / rel)
@@ -580,10 +586,11 @@ class GrepIndex:
         def fresh() -> Iterator[NewFile]:
             for rel in listed:
                 row = known.get(rel)
+                entry: NewFile | None | Literal[False]
                 if row is None:
                     entry = _entry(self.root, rel)
                 else:
-                    entry = self._changed(row.size, row.mtime_ns, row.hash, rel, store)  # type: ignore[assignment]
+                    entry = self._changed(row.size, row.mtime_ns, row.hash, rel, store)
                     if entry is False:
                         report.unchanged += 1
                         continue
@@ -608,8 +615,9 @@ class _Lock:
         self.fd = -1
 
     def __enter__(self) -> None:
-        from navigator.paths import flock_within, open_private
+        from navigator.paths import ensure_nav_dir, flock_within, open_private
 
+        ensure_nav_dir(self.path.parent)
         self.fd = open_private(self.path)
         if not flock_within(self.fd, self.timeout_s):
             os.close(self.fd)
@@ -653,9 +661,10 @@ def check_options(o: GrepOptions) -> None:
     for name, value in (("before", o.before), ("after", o.after)):
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 1000:
             raise UsageError(f"context `{name}` must be a whole number from 0 to 1000, got {shorten(repr(value))}")
-    for name, value in (("max_count", o.max_count), ("limit", o.limit)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise UsageError(f"`{name}` must be a positive whole number, got {shorten(repr(value))}")
+    counts: tuple[tuple[str, int | None], ...] = (("max_count", o.max_count), ("limit", o.limit))
+    for name, count in counts:
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+            raise UsageError(f"`{name}` must be a positive whole number, got {shorten(repr(count))}")
     if not isinstance(o.deadline_s, int | float) or not 0 < o.deadline_s <= 3600:
         raise UsageError(f"`deadline_s` must be a number of seconds in (0, 3600], got {shorten(repr(o.deadline_s))}")
     if o.files_only and o.count:
@@ -752,8 +761,10 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
             for p in allowed:
                 if p not in known:
                     cands[p] = UNINDEXED  # not in the index (new, or named on the command line): read it
-        texts = sorted(p for p, k in cands.items() if k != BINARY or p in explicit)
-        binaries = sorted(p for p, k in cands.items() if k == BINARY and p not in explicit)
+        # text files as ripgrep's explicit arguments; the rest (a NUL byte, or not read at index
+        # time) through its directory walk, where it stops at a NUL as a plain `rg` does
+        texts = sorted(p for p, k in cands.items() if k == TEXT or p in explicit)
+        binaries = sorted(p for p, k in cands.items() if k != TEXT and p not in explicit)
         if not texts and not binaries:
             _rg(root, [*flags, "-e", o.pattern, "--", os.devnull], o, run, deadline)  # ripgrep checks the pattern
         for batch in _batches(texts):

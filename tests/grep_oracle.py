@@ -4,6 +4,7 @@ and bench/grep_bench.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import subprocess
@@ -82,12 +83,10 @@ def patterns(root: Path, *, count: int, seed: int = 11) -> Iterator[tuple[str, t
     corpus: list[str] = []
     for p in sorted(root.rglob("*")):
         if p.is_file() and ".git" not in p.parts:
-            try:
+            with contextlib.suppress(UnicodeDecodeError, OSError):
                 corpus.extend(p.read_text(encoding="utf-8").splitlines()[:80])
-            except (UnicodeDecodeError, OSError):
-                pass
     corpus = [c for c in corpus if c]
-    tokens = sorted({t for line in corpus for t in line.split() if t}) + WORDS
+    tokens = sorted({t[:200] for line in corpus for t in line.split() if t}) + WORDS
 
     def tok() -> str:
         return rng.choice(tokens)

@@ -88,6 +88,7 @@ METHODS: frozenset[str] = frozenset(
         "query",
         "find",
         "repo_map",
+        "grep",
     }
 )
 
@@ -459,6 +460,7 @@ class Daemon:
             if changed is not None and changed and len(changed) <= SCOPED_SYNC_MAX:
                 rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
             self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
+            self.nav.grep_changed(rel)  # the grep index, when one was built: the same paths
             notify = getattr(self.nav, "files_changed", None)
             if callable(notify) and changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree
