@@ -836,22 +836,6 @@ def doctor(obj: Ctx, as_json: bool) -> None:
             click.echo(f"            install: {a.install}")
 
 
-@main.command(
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
-    add_help_option=False,
-)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
-def grep(obj: Ctx, args: tuple[str, ...]) -> None:
-    """Search text like ripgrep (same options, same answers), from nav's trigram index.
-
-    `nav grep -h` lists the options: -F -i -w -l -c -g -t -A -B -C -m --json.
-    """
-    from navigator.frontends.grep_cli import main as grep_main
-
-    sys.exit(grep_main(list(args), root_arg=obj._root, no_daemon=not obj.use_daemon))
-
-
 def run() -> None:  # pragma: no cover - console-script entry
     Ctx.process_entry = True
     try:
