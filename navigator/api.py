@@ -262,6 +262,8 @@ class Navigator:
             for store in self._stores:
                 store.close()
             self._stores.clear()
+            for grep in self.__dict__.pop("_greps", []):
+                grep.close()
             self._local = threading.local()
 
     def __enter__(self) -> Navigator:
@@ -874,6 +876,8 @@ class Navigator:
             from navigator.grep import GrepIndex
 
             index = self._local.grep = GrepIndex(self.root, self.nav_dir)
+            with self._lock:
+                self.__dict__.setdefault("_greps", []).append(index)  # closed by close()
         return index
 
     def doctor(self) -> Response[Availability]:

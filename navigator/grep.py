@@ -530,13 +530,18 @@ class GrepIndex:
         return report
 
     def _needs_walk(self, only: Sequence[str]) -> bool:
+        """Whether the watcher's paths need ripgrep's walk: an ignore file changed, a file or
+        folder appeared (only the walk knows whether ripgrep searches it), or a folder went."""
+        store = self.store
         for rel in only:
             if os.path.basename(rel) in IGNORE_FILES or rel.startswith(".git/info/"):
                 return True
             if rel.split("/", 1)[0] in (".nav", ".git"):
                 continue
-            if self.store.file(rel) is None and (self.root / rel).is_file():
-                return True  # a new file: only ripgrep's walk knows whether it is searched
+            if store.file(rel) is not None:
+                continue
+            if os.path.lexists(self.root / rel) or store.has_under(rel):
+                return True
         return False
 
     def _update_paths(self, store: GrepStore, only: Sequence[str]) -> UpdateReport:
@@ -765,7 +770,11 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
         # time) through its directory walk, where it stops at a NUL as a plain `rg` does
         texts = sorted(p for p, k in cands.items() if k == TEXT or p in explicit)
         binaries = sorted(p for p, k in cands.items() if k != TEXT and p not in explicit)
-        if not texts and not binaries:
+        literal = plain_literal(o)
+        if literal is not None:
+            source = "index+scan"
+            texts = _scan(root, texts, literal, o, run, deadline)  # what it could not take goes to rg
+        elif not texts and not binaries:
             _rg(root, [*flags, "-e", o.pattern, "--", os.devnull], o, run, deadline)  # ripgrep checks the pattern
         for batch in _batches(texts):
             if run.limit_hit or run.deadline_hit:
@@ -797,6 +806,85 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
         elapsed_ms=round((time.perf_counter() - started) * 1000, 2),
         notes=tuple(notes),
     )
+
+
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def plain_literal(o: GrepOptions) -> bytes | None:
+    """The bytes to look for when a match is nothing but a substring test — a case-sensitive
+    literal (``-F``, or a regex with no metacharacter), no ``-w``, no context — else None.
+    ripgrep matches such a pattern wherever its UTF-8 bytes occur in a line, which
+    ``bytes.find`` decides the same way without starting a process."""
+    if o.ignore_case or o.word or o.before or o.after or not o.pattern or "\n" in o.pattern:
+        return None
+    if not o.fixed and any(c in _REGEX_META for c in o.pattern):
+        return None
+    try:
+        return o.pattern.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: ripgrep says what it thinks of it
+        return None
+
+
+def _scan(root: Path, paths: list[str], lit: bytes, o: GrepOptions, run: _Run, deadline: float) -> list[str]:
+    """Find ``lit`` in text files here; return the files ripgrep must search instead (a BOM,
+    which ripgrep strips or transcodes; a NUL byte since indexing; unreadable)."""
+    left: list[str] = []
+    for n, rel in enumerate(paths):
+        if run.limit_hit:
+            break
+        if n % 64 == 0 and time.monotonic() > deadline:
+            run.deadline_hit = True
+            break
+        try:
+            with open(root / rel, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            left.append(rel)
+            continue
+        if data.startswith(_BOMS) or b"\0" in data:
+            left.append(rel)
+            continue
+        i = data.find(lit)
+        if i < 0:
+            continue
+        lines = 0
+        counted = 0  # data[:counted] has ``lines`` newlines
+        in_file = 0
+        while i >= 0:
+            start = data.rfind(b"\n", 0, i) + 1
+            end = data.find(b"\n", i)
+            if end < 0:
+                end = len(data)
+            lines += data.count(b"\n", counted, start)
+            counted = start
+            in_file += 1
+            if not o.files_only and not o.count:
+                line = data[start:end]
+                text = line.decode("utf-8", "replace")
+                if len(text) > MAX_TEXT_CHARS:
+                    text = text[:MAX_TEXT_CHARS]
+                    run.truncated_text += 1
+                col = len(line[: i - start].decode("utf-8", "replace")) + 1
+                run.hits.append(GrepHit(rel, lines + 1, col, text))
+                run.matches += 1
+                if o.limit is not None and run.matches > o.limit:
+                    run.limit_hit = True
+                    run.hits.pop()
+                    run.matches -= 1
+                    break
+            if o.files_only or (o.max_count is not None and in_file >= o.max_count):
+                break
+            i = data.find(lit, end + 1) if end < len(data) else -1
+        if o.files_only or o.count:
+            run.hits.append(GrepHit(rel, 0, 0, "", count=in_file if o.count else None))
+            run.matches += 1
+            if o.limit is not None and run.matches > o.limit:
+                run.limit_hit = True
+                run.hits.pop()
+                run.matches -= 1
+    return left
 
 
 def _batches(paths: list[str]) -> Iterator[list[str]]:

@@ -160,6 +160,14 @@ class GrepStore:
         ).fetchone()
         return None if r is None else FileRow(*r)
 
+    def has_under(self, folder: str) -> bool:
+        """Whether any file lies under ``folder`` (a root-relative path)."""
+        prefix = folder.rstrip("/") + "/"
+        row = self.conn.execute(
+            "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1", (prefix, prefix[:-1] + "0")
+        ).fetchone()
+        return row is not None
+
     def postings(self, tri: int) -> set[int]:
         """Document ids (live or dead) holding ``tri``, over every segment."""
         out: set[int] = set()

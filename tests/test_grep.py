@@ -173,6 +173,15 @@ def test_watcher_paths_update_only_those(tmp_path: Path) -> None:
         (root / "brand_new.py").write_text("watcherSawThis too\n", encoding="utf-8")
         nav.grep_changed(["brand_new.py"])  # new: ripgrep's walk decides it is searched
         assert {h.path for h in nav.grep("watcherSawThis").items} == {"nonl.txt", "brand_new.py"}
+        # a folder renamed: the watcher may name only the folders
+        (root / "docs").mkdir(exist_ok=True)
+        (root / "docs" / "guide.txt").write_text("retry the guide\n", encoding="utf-8")
+        nav.grep_changed(["docs/guide.txt"])
+        assert "docs/guide.txt" in {h.path for h in nav.grep("retry the guide").items}
+        (root / "docs").rename(root / "manual")
+        nav.grep_changed(["docs", "manual"])
+        assert_same(nav, root, "retry")
+        assert not any(h.path.startswith("docs/") for h in nav.grep("e", limit=None).items)
 
 
 def test_compaction_keeps_answers_and_bounds_segments(tmp_path: Path) -> None:

@@ -552,7 +552,7 @@ class Daemon:
         # store cannot, and then says it is a partial answer): no wait for the local index
         team_store = isinstance(params, dict) and params.get("all_repos") is True
         if (
-            method not in ("index", "status")
+            method not in ("index", "status", "grep")  # grep reads its own index, not this one
             and not team_store
             and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S)
         ):
