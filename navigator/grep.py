@@ -813,11 +813,12 @@ _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 def plain_literal(o: GrepOptions) -> bytes | None:
-    """The bytes to look for when a match is nothing but a substring test — a case-sensitive
-    literal (``-F``, or a regex with no metacharacter), no ``-w``, no context — else None.
-    ripgrep matches such a pattern wherever its UTF-8 bytes occur in a line, which
-    ``bytes.find`` decides the same way without starting a process."""
-    if o.ignore_case or o.word or o.before or o.after or not o.pattern or "\n" in o.pattern:
+    """The bytes to look for when a match is a substring test — a case-sensitive literal
+    (``-F``, or a regex with no metacharacter), no context — else None. ripgrep matches such a
+    pattern wherever its UTF-8 bytes occur in a line, which ``bytes.find`` decides the same way
+    without starting a process; under ``-w`` (ripgrep's ``(?:^|\\W)lit(?:$|\\W)``) each
+    occurrence's neighbours are checked too, where they are ASCII."""
+    if o.ignore_case or o.before or o.after or not o.pattern or "\n" in o.pattern:
         return None
     if not o.fixed and any(c in _REGEX_META for c in o.pattern):
         return None
@@ -827,9 +828,13 @@ def plain_literal(o: GrepOptions) -> bytes | None:
         return None
 
 
+_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
 def _scan(root: Path, paths: list[str], lit: bytes, o: GrepOptions, run: _Run, deadline: float) -> list[str]:
     """Find ``lit`` in text files here; return the files ripgrep must search instead (a BOM,
-    which ripgrep strips or transcodes; a NUL byte since indexing; unreadable)."""
+    which ripgrep strips or transcodes; a NUL byte since indexing; unreadable; under ``-w``, a
+    non-ASCII neighbour, whose Unicode word-ness is ripgrep's to decide)."""
     left: list[str] = []
     for n, rel in enumerate(paths):
         if run.limit_hit:
@@ -846,45 +851,59 @@ def _scan(root: Path, paths: list[str], lit: bytes, o: GrepOptions, run: _Run, d
         if data.startswith(_BOMS) or b"\0" in data:
             left.append(rel)
             continue
-        i = data.find(lit)
-        if i < 0:
+        found = _find_lines(data, lit, o)
+        if found is None:
+            left.append(rel)
             continue
-        lines = 0
-        counted = 0  # data[:counted] has ``lines`` newlines
-        in_file = 0
-        while i >= 0:
-            start = data.rfind(b"\n", 0, i) + 1
-            end = data.find(b"\n", i)
-            if end < 0:
-                end = len(data)
-            lines += data.count(b"\n", counted, start)
-            counted = start
-            in_file += 1
-            if not o.files_only and not o.count:
-                line = data[start:end]
+        if not found:
+            continue
+        if o.files_only or o.count:
+            hits = [GrepHit(rel, 0, 0, "", count=len(found) if o.count else None)]
+        else:
+            hits = []
+            for line_no, line, offset in found:
                 text = line.decode("utf-8", "replace")
                 if len(text) > MAX_TEXT_CHARS:
                     text = text[:MAX_TEXT_CHARS]
                     run.truncated_text += 1
-                col = len(line[: i - start].decode("utf-8", "replace")) + 1
-                run.hits.append(GrepHit(rel, lines + 1, col, text))
-                run.matches += 1
-                if o.limit is not None and run.matches > o.limit:
-                    run.limit_hit = True
-                    run.hits.pop()
-                    run.matches -= 1
-                    break
-            if o.files_only or (o.max_count is not None and in_file >= o.max_count):
-                break
-            i = data.find(lit, end + 1) if end < len(data) else -1
-        if o.files_only or o.count:
-            run.hits.append(GrepHit(rel, 0, 0, "", count=in_file if o.count else None))
-            run.matches += 1
-            if o.limit is not None and run.matches > o.limit:
+                hits.append(GrepHit(rel, line_no, len(line[:offset].decode("utf-8", "replace")) + 1, text))
+        for hit in hits:
+            if o.limit is not None and run.matches >= o.limit:
                 run.limit_hit = True
-                run.hits.pop()
-                run.matches -= 1
+                break
+            run.hits.append(hit)
+            run.matches += 1
     return left
+
+
+def _find_lines(data: bytes, lit: bytes, o: GrepOptions) -> list[tuple[int, bytes, int]] | None:
+    """(line number, line, byte offset of the first match) of each matching line (at most
+    ``max_count``; one for ``files_only``); None when only ripgrep can decide."""
+    out: list[tuple[int, bytes, int]] = []
+    lines = 0
+    counted = 0  # data[:counted] holds ``lines`` newlines
+    i = data.find(lit)
+    size = len(lit)
+    while i >= 0:
+        start = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i + size)
+        if end < 0:
+            end = len(data)
+        if o.word:
+            before = data[i - 1] if i > start else None
+            after = data[i + size] if i + size < end else None
+            if (before is not None and before >= 0x80) or (after is not None and after >= 0x80):
+                return None
+            if (before is not None and before in _WORD) or (after is not None and after in _WORD):
+                i = data.find(lit, i + 1)
+                continue
+        lines += data.count(b"\n", counted, start)
+        counted = start
+        out.append((lines + 1, data[start:end], i - start))
+        if o.files_only or (o.max_count is not None and len(out) >= o.max_count):
+            break
+        i = data.find(lit, end + 1) if end < len(data) else -1
+    return out
 
 
 def _batches(paths: list[str]) -> Iterator[list[str]]:

@@ -318,3 +318,22 @@ def test_daemon_answers_grep_and_sees_edits(daemon_root: Path) -> None:
             client.grep("(broken")
     finally:
         client.stop()
+
+
+def test_word_literals_scanned_in_process_equal_rg(tmp_path: Path) -> None:
+    """-w on a literal is decided here where the neighbours are ASCII, by rg where they are not."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "w.txt").write_bytes(
+        b"foo\nfoo_bar\n_foo\nfoo1\n(foo)\nxfoo foo\nfoo\r\n-foo-\n"
+        + "éfoo\nfooé\nfoo\u00a0\n".encode()
+        + b"\xfffoo\nfoo\xff\nbar foo"
+    )
+    with Navigator(root) as nav:
+        for pattern in ("foo", "(foo)", "foo foo", "-foo", "foo\r"):
+            for flags in ((), ("-w",), ("-F", "-w"), ("-F",)):
+                if "\r" in pattern and "-F" not in flags:
+                    continue
+                assert_same(nav, root, pattern, flags)
+        assert engine.plain_literal(engine.GrepOptions("foo", word=True)) == b"foo"
