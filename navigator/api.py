@@ -832,11 +832,13 @@ class Navigator:
         max_count: int | None = None,
         limit: int | None = 1000,
         deadline_s: float = 30.0,
+        symbols: bool = False,
     ) -> Response[GrepHit]:
         """Lines matching ``pattern`` (a Rust regular expression, or a literal with ``fixed``),
         equal to ``rg``'s at the root with the same options (``-F -i -w -l -c -g -t -B -A -m``),
         served from the trigram index ``.nav/grep.db`` (see :mod:`navigator.grep`). ``paths``
-        narrow the search (relative to the root or cwd); ``limit`` bounds the matching lines."""
+        narrow the search (relative to the root or cwd); ``limit`` bounds the matching lines;
+        ``symbols`` fills each hit's enclosing symbol from the index, when there is one."""
         from navigator import grep as engine
 
         rel = tuple(r for r in (self.relpath(p) for p in paths) if r not in ("", "."))
@@ -855,7 +857,24 @@ class Navigator:
             except IndexBusyError:
                 note = "another process is updating the grep index; files it has not reached yet were read whole"
         answer = engine.search(self.root, index if index.store.built() else None, options)
+        if symbols and answer.items and self.index_path.exists():
+            answer = dataclasses.replace(answer, items=self._with_symbols(answer.items))
         return dataclasses.replace(answer, notes=(*answer.notes, note)) if note else answer
+
+    def _with_symbols(self, hits: tuple[GrepHit, ...]) -> tuple[GrepHit, ...]:
+        """Each hit with the qualified name of the innermost symbol around its line (as indexed)."""
+        spans: dict[str, list[tuple[int, int, str]]] = {}
+        out = []
+        for hit in hits:
+            if hit.path not in spans:
+                rows = self.store.symbols_in_file(hit.path) if len(spans) < 500 else []
+                spans[hit.path] = sorted(
+                    ((r.definition.span.start_line, r.definition.span.end_line, r.definition.qualified_name) for r in rows),
+                    key=lambda t: t[1] - t[0],
+                )
+            inner = next((q for a, b, q in spans[hit.path] if a <= hit.line <= b), None) if hit.line else None
+            out.append(dataclasses.replace(hit, symbol=inner) if inner else hit)
+        return tuple(out)
 
     def grep_changed(self, paths: Sequence[str] | None = None) -> None:
         """Bring an existing grep index up to date after a change (root-relative ``paths``;

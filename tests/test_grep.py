@@ -337,3 +337,16 @@ def test_word_literals_scanned_in_process_equal_rg(tmp_path: Path) -> None:
                     continue
                 assert_same(nav, root, pattern, flags)
         assert engine.plain_literal(engine.GrepOptions("foo", word=True)) == b"foo"
+
+
+def test_hits_carry_their_enclosing_symbol(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "m.py").write_text(
+        "class Order:\n    def total(self):\n        return needle_here\n\nneedle_here = 1\n", encoding="utf-8"
+    )
+    with Navigator(root) as nav:
+        nav.index()
+        hits = {h.line: h.symbol for h in nav.grep("needle_here", symbols=True).items}
+        assert hits == {3: "Order.total", 5: None}
+        assert all(h.symbol is None for h in nav.grep("needle_here").items)  # off unless asked
