@@ -847,19 +847,12 @@ class Navigator:
             globs=tuple(globs), types=tuple(types), paths=rel, before=before, after=after,
             max_count=max_count, limit=limit, deadline_s=deadline_s,
         )  # fmt: skip
-        engine.check_options(options)
-        index = self._grep_index()
-        note = None
-        if self.refresh or not index.store.built() or not getattr(self, "_grep_synced", False):
-            self._grep_synced = True  # once per process at least: files change while no daemon runs
-            try:
-                index.update(lock_wait_s=self.lock_wait_s if index.store.built() else 60.0)
-            except IndexBusyError:
-                note = "another process is updating the grep index; files it has not reached yet were read whole"
-        answer = engine.search(self.root, index if index.store.built() else None, options)
+        walk = self.refresh or not getattr(self, "_grep_synced", False)  # once a process at least
+        self._grep_synced = True
+        answer = engine.fresh_search(self.root, self._grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s)
         if symbols and answer.items and self.index_path.exists():
             answer = dataclasses.replace(answer, items=self._with_symbols(answer.items))
-        return dataclasses.replace(answer, notes=(*answer.notes, note)) if note else answer
+        return answer
 
     def _with_symbols(self, hits: tuple[GrepHit, ...]) -> tuple[GrepHit, ...]:
         """Each hit with the qualified name of the innermost symbol around its line (as indexed)."""

@@ -22,10 +22,12 @@ globs or types to files named on its command line). Paths are relative to the ro
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import select
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from navigator.results import GrepHit, Response
-from storage.errors import IndexBusyError, UsageError, shorten
+from storage.errors import IndexBusyError, NavError, UsageError, shorten
 from storage.ngrams import BINARY, TEXT, UNINDEXED, GrepStore, NewFile
 
 MAX_PATTERN_CHARS = 32768
@@ -904,6 +906,30 @@ def _find_lines(data: bytes, lit: bytes, o: GrepOptions) -> list[tuple[int, byte
             break
         i = data.find(lit, end + 1) if end < len(data) else -1
     return out
+
+
+def fresh_search(root: Path, index: GrepIndex, o: GrepOptions, *, walk: bool, lock_wait_s: float = 2.0) -> Response[GrepHit]:
+    """:func:`search` after bringing the index up to date (a stat walk when ``walk``, or when it
+    was never built). An index that cannot be written or read is not a failure: ripgrep then
+    searches the tree itself, and the answer says so."""
+    check_options(o)
+    note = None
+    usable = True
+    try:
+        built = index.exists() and index.store.built()
+        if walk or not built:
+            index.update(lock_wait_s=lock_wait_s if built else 60.0)
+    except IndexBusyError:
+        note = "another process is updating the grep index; files it has not reached yet were searched by ripgrep"
+    except (NavError, OSError, sqlite3.Error) as exc:
+        note = f"the grep index cannot be used ({exc}); ripgrep searched the tree itself"
+        usable = False
+    try:
+        usable = usable and index.exists() and index.store.built()
+    except (NavError, OSError, sqlite3.Error):
+        usable = False
+    answer = search(root, index if usable else None, o)
+    return dataclasses.replace(answer, notes=(*answer.notes, note)) if note else answer
 
 
 def _batches(paths: list[str]) -> Iterator[list[str]]:

@@ -350,3 +350,19 @@ def test_hits_carry_their_enclosing_symbol(tmp_path: Path) -> None:
         hits = {h.line: h.symbol for h in nav.grep("needle_here", symbols=True).items}
         assert hits == {3: "Order.total", 5: None}
         assert all(h.symbol is None for h in nav.grep("needle_here").items)  # off unless asked
+
+
+def test_an_unusable_index_folder_degrades_to_rg(tmp_path: Path) -> None:
+    """`.nav` a symlink (refused): the answer is still rg's, and says the index was not used."""
+    root = tmp_path / "repo"
+    make_tree(root, files=4)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".nav").symlink_to(elsewhere)
+    with Navigator(root) as nav:
+        assert_same(nav, root, "createSalesOrder")
+        r = nav.grep("createSalesOrder")
+        assert r.source == "rg" and any("cannot be used" in n for n in r.notes)
+    out = _nav(root, "grep", "--no-daemon", "-c", "retry")
+    assert out.returncode == 0 and "cannot be used" in out.stderr
+    assert not list(elsewhere.iterdir())

@@ -220,25 +220,9 @@ def _in_process(root: str, params: dict[str, Any]) -> Any:
     params["globs"] = tuple(params.get("globs", ()))
     params["types"] = tuple(params.get("types", ()))
     options = engine.GrepOptions(paths=paths, **params)
-    engine.check_options(options)
     index = engine.GrepIndex(root_path, root_path / ".nav")
     try:
-        note = None
-        try:
-            index.update(lock_wait_s=2.0 if index.exists() and index.store.built() else 60.0)
-        except Exception as exc:
-            from storage.errors import IndexBusyError, StorageError
-
-            if not isinstance(exc, IndexBusyError | StorageError):
-                raise
-            note = f"the grep index could not be updated ({exc}); files were searched by ripgrep directly"
-        built = index.exists() and index.store.built() and note is None
-        answer = engine.search(root_path, index if built else None, options)
-        if note:
-            import dataclasses
-
-            answer = dataclasses.replace(answer, notes=(*answer.notes, note))
-        return answer
+        return engine.fresh_search(root_path, index, options, walk=True)
     finally:
         index.close()
 
