@@ -876,10 +876,12 @@ class Navigator:
 
         if not (self.nav_dir / engine.GREP_DB).exists():
             return
+        import sqlite3
+
         try:
             self._grep_index().update(only=paths)
-        except NavError as exc:  # the next grep walks the tree instead
-            log.warning("grep index update failed: %s", exc)
+        except (NavError, OSError, sqlite3.Error) as exc:  # the next grep walks the tree instead
+            log.warning("grep index update failed (the next grep re-walks the tree): %s", exc)
             self._grep_synced = False
 
     def _grep_index(self) -> Any:

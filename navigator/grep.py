@@ -44,8 +44,11 @@ MAX_PATTERN_CHARS = 32768
 """Longer patterns are refused (ripgrep takes them on its command line, below the kernel's 128 kB per argument)."""
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 """Files above this are not indexed but searched by every query (ripgrep reads them)."""
-MAX_TEXT_CHARS = 65536
-"""A hit's text longer than this is cut (the answer's notes say so)."""
+MAX_TEXT_CHARS = 1 << 20
+"""A hit's text longer than this is cut (the answer's notes say so): ripgrep prints whole lines,
+and minified files have lines of 100k characters."""
+MAX_ANSWER_CHARS = 64 << 20
+"""The text of all hits together: past this the answer stops, as at its limit."""
 DEFAULT_LIMIT = 1000
 MAX_ARGV_BYTES = 96 * 1024
 """File names per ripgrep run (well under the kernel's 2 MB argv limit and its 128 kB per string)."""
@@ -733,6 +736,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     truncated_text: int = 0
+    chars: int = 0
     limit_hit: bool = False
     deadline_hit: bool = False
 
@@ -792,7 +796,8 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
     if run.deadline_hit:
         reason = f"deadline reached ({o.deadline_s:g} s): ripgrep was stopped; narrow the pattern or the paths"
     elif run.limit_hit:
-        reason = f"limit reached: the first {o.limit} matching lines; pass a larger limit, -m, or narrow the search"
+        shown = f"the first {o.limit} matching lines" if run.chars <= MAX_ANSWER_CHARS else f"{MAX_ANSWER_CHARS >> 20}M characters of text"
+        reason = f"limit reached: {shown}; pass a larger limit, -m, or narrow the search"
     elif run.errors:
         shown = "; ".join(shorten(e, 200) for e in run.errors[:3])
         more = f" (+{len(run.errors) - 3} more)" if len(run.errors) > 3 else ""
@@ -870,11 +875,12 @@ def _scan(root: Path, paths: list[str], lit: bytes, o: GrepOptions, run: _Run, d
                     run.truncated_text += 1
                 hits.append(GrepHit(rel, line_no, len(line[:offset].decode("utf-8", "replace")) + 1, text))
         for hit in hits:
-            if o.limit is not None and run.matches >= o.limit:
+            if (o.limit is not None and run.matches >= o.limit) or run.chars > MAX_ANSWER_CHARS:
                 run.limit_hit = True
                 break
             run.hits.append(hit)
             run.matches += 1
+            run.chars += len(hit.text)
     return left
 
 
@@ -985,7 +991,7 @@ def _rg(root: Path, cmd: list[str], o: GrepOptions, run: _Run, deadline: float) 
                     *lines, buf = buf.split(b"\n")
                     for raw in lines:
                         _line(raw, o, run)
-                if o.limit is not None and run.matches > o.limit:
+                if (o.limit is not None and run.matches > o.limit) or run.chars > MAX_ANSWER_CHARS:
                     run.limit_hit = stopped = True  # one more than asked: there is more
                     break
         finally:
@@ -1080,5 +1086,6 @@ def _line(raw: bytes, o: GrepOptions, run: _Run) -> None:
         text = text[:MAX_TEXT_CHARS]
         run.truncated_text += 1
     run.hits.append(GrepHit(path, line_no, col, text, context=context))
+    run.chars += len(text)
     if not context:
         run.matches += 1
