@@ -35,6 +35,7 @@ from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
 from navigator.paths import ensure_nav_dir, open_private
 from navigator.results import (
     Found,
+    GrepHit,
     HoverInfo,
     IndexReport,
     MapEntry,
@@ -303,6 +304,8 @@ class Navigator:
             for store in self._stores:
                 store.close()
             self._stores.clear()
+            for grep in self.__dict__.pop("_greps", []):
+                grep.close()
             self._local = threading.local()
 
     def __enter__(self) -> Navigator:
@@ -871,6 +874,85 @@ class Navigator:
         exact: ExactNavigator | None = getattr(self, "_exact", None)
         if exact is not None:
             exact.files_changed(paths)
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        fixed: bool = False,
+        ignore_case: bool = False,
+        word: bool = False,
+        files_only: bool = False,
+        count: bool = False,
+        globs: tuple[str, ...] = (),
+        types: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        before: int = 0,
+        after: int = 0,
+        max_count: int | None = None,
+        limit: int | None = 1000,
+        deadline_s: float = 30.0,
+        symbols: bool = False,
+    ) -> Response[GrepHit]:
+        """Lines matching ``pattern`` (a Rust regular expression, or a literal with ``fixed``),
+        equal to ``rg``'s at the root with the same options (``-F -i -w -l -c -g -t -B -A -m``),
+        served from the trigram index ``.nav/grep.db`` (see :mod:`navigator.grep`). ``paths``
+        narrow the search (relative to the root or cwd); ``limit`` bounds the matching lines;
+        ``symbols`` fills each hit's enclosing symbol from the index, when there is one."""
+        from navigator import grep as engine
+
+        rel = tuple(r for r in (self.relpath(p) for p in paths) if r not in ("", "."))
+        options = engine.GrepOptions(
+            pattern, fixed=fixed, ignore_case=ignore_case, word=word, files_only=files_only, count=count,
+            globs=tuple(globs), types=tuple(types), paths=rel, before=before, after=after,
+            max_count=max_count, limit=limit, deadline_s=deadline_s,
+        )  # fmt: skip
+        walk = self.refresh or not getattr(self, "_grep_synced", False)  # once a process at least
+        self._grep_synced = True
+        answer = engine.fresh_search(self.root, self._grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s)
+        if symbols and answer.items and self.index_path.exists():
+            answer = dataclasses.replace(answer, items=self._with_symbols(answer.items))
+        return answer
+
+    def _with_symbols(self, hits: tuple[GrepHit, ...]) -> tuple[GrepHit, ...]:
+        """Each hit with the qualified name of the innermost symbol around its line (as indexed)."""
+        spans: dict[str, list[tuple[int, int, str]]] = {}
+        out = []
+        for hit in hits:
+            if hit.path not in spans:
+                rows = self.store.symbols_in_file(hit.path) if len(spans) < 500 else []
+                spans[hit.path] = sorted(
+                    ((r.definition.span.start_line, r.definition.span.end_line, r.definition.qualified_name) for r in rows),
+                    key=lambda t: t[1] - t[0],
+                )
+            inner = next((q for a, b, q in spans[hit.path] if a <= hit.line <= b), None) if hit.line else None
+            out.append(dataclasses.replace(hit, symbol=inner) if inner else hit)
+        return tuple(out)
+
+    def grep_changed(self, paths: Sequence[str] | None = None) -> None:
+        """Bring an existing grep index up to date after a change (root-relative ``paths``;
+        None: any file may have changed). The daemon calls it after each re-index."""
+        from navigator import grep as engine
+
+        if not (self.nav_dir / engine.GREP_DB).exists():
+            return
+        import sqlite3
+
+        try:
+            self._grep_index().update(only=paths)
+        except (NavError, OSError, sqlite3.Error) as exc:  # the next grep walks the tree instead
+            log.warning("grep index update failed (the next grep re-walks the tree): %s", exc)
+            self._grep_synced = False
+
+    def _grep_index(self) -> Any:
+        index = getattr(self._local, "grep", None)
+        if index is None:
+            from navigator.grep import GrepIndex
+
+            index = self._local.grep = GrepIndex(self.root, self.nav_dir)
+            with self._lock:
+                self.__dict__.setdefault("_greps", []).append(index)  # closed by close()
+        return index
 
     def doctor(self) -> Response[Availability]:
         """Per language: server found?, version, and the command that installs what is missing."""

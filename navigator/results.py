@@ -73,6 +73,24 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class GrepHit:
+    """One line of a ``grep`` answer: a match, or a context line around one (``-A/-B/-C``).
+
+    With ``files_only`` the hits are files (``line`` 0); with ``count``, ``count`` is the number
+    of matching lines in ``path`` (``line`` 0)."""
+
+    path: str
+    line: int
+    col: int
+    """1-based code point of the line's first match (0 on a context line)."""
+    text: str
+    """The whole line, without its line break (invalid UTF-8 shown as U+FFFD)."""
+    symbol: str | None = None
+    context: bool = False
+    count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Response(Generic[T]):
     """A bounded answer that says whether it is complete, and why not."""
 

@@ -39,7 +39,8 @@ if ! command -v nvim >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq neovim >/dev/null
 fi
 
-# ripgrep (Debian's package): the oracle the mixed-use soak checks nav's answers against.
+# ripgrep (Debian's package): `nav grep` confirms its candidate files with it (its answers are rg's), and
+# it is the oracle the grep tests and the mixed-use soak check nav's answers against.
 if ! command -v rg >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update -qq

@@ -118,6 +118,7 @@ METHODS: frozenset[str] = frozenset(
         "query",
         "find",
         "repo_map",
+        "grep",
     }
 )
 
@@ -650,6 +651,7 @@ class Daemon:
             if changed is not None and changed and len(changed) <= SCOPED_SYNC_MAX:
                 rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
             self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
+            self.nav.grep_changed(rel)  # the grep index, when one was built: the same paths
             notify = getattr(self.nav, "files_changed", None)
             if callable(notify) and changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree
@@ -755,7 +757,7 @@ class Daemon:
         # store cannot, and then says it is a partial answer): no wait for the local index
         team_store = isinstance(params, dict) and params.get("all_repos") is True
         if (
-            method not in ("index", "status")
+            method not in ("index", "status", "grep")  # grep reads its own index, not this one
             and not team_store
             and not self._initial_done.wait(timeout=INITIAL_INDEX_WAIT_S)
         ):

@@ -336,7 +336,37 @@ def _print(
     return 0
 
 
+def _grep_args(argv: list[str]) -> tuple[str | None, bool, list[str]] | None:
+    """(root, no_daemon, the grep arguments) for ``nav [-C ROOT] [--no-daemon] grep ...``."""
+    root: str | None = None
+    no_daemon = False
+    args = list(argv)
+    while args:
+        if args[0] in ("-C", "--root") and len(args) >= 2:
+            root, args = args[1], args[2:]
+        elif args[0].startswith("--root="):
+            root, args = args[0].split("=", 1)[1], args[1:]
+        elif args[0] == "--no-daemon":
+            no_daemon, args = True, args[1:]
+        else:
+            break
+    return (root, no_daemon, args[1:]) if args[:1] == ["grep"] else None
+
+
 def run() -> None:  # pragma: no cover - console-script entry; tested through subprocesses
+    grep = _grep_args(sys.argv[1:])
+    if grep is not None:  # ripgrep's options, read by hand: no click, no engine unless in-process
+        from navigator.frontends.grep_cli import main as grep_main
+
+        try:
+            code = grep_main(grep[2], root_arg=grep[0], no_daemon=grep[1])
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except KeyboardInterrupt:
+            code = 130
+        except BrokenPipeError:
+            code = 1
+        os._exit(code)
     parsed = None
     if os.environ.get("NAV_NO_DAEMON") not in ("1", "true", "yes"):
         parsed = _parse(sys.argv[1:])
