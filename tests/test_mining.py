@@ -73,6 +73,8 @@ def test_committed_repository_choice_is_allowed() -> None:
         "docs: explain the cache settings in more detail",
         "Merge branch 'main' into feature/x",
         "Update changelog for the upcoming release",
+        "Preparing for a 2.5.2 release.  Fixed an issue with setup.py",
+        "fix trivial typo (side -> size)",
     ],
 )
 def test_chore_messages_are_dropped(subject: str) -> None:
@@ -129,6 +131,8 @@ def test_clean_message_strips_trailers_and_pr_number() -> None:
         ("setup.cfg", None),
         ("vendor/github.com/x/y.go", None),
         ("types/index.d.ts", None),
+        ("setup.py", None),
+        ("packages/app/vite.config.ts", None),
     ],
 )
 def test_source_language(path: str, lang: str | None) -> None:

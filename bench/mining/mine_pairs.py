@@ -105,7 +105,7 @@ BOT_RE = re.compile(
 )
 SKIP_SUBJECT_RE = re.compile(
     r"""^(?:\W*)(?:
-        revert\b | reapply\b | release\b | releasing\b | prepare\s+(?:for\s+)?(?:the\s+)?release | bump\b |
+        revert\b | reapply\b | release\b | releasing\b | prepar(?:e|ing)\s+(?:for\s+)?(?:the\s+|a\s+)?(?:[\w.]+\s+)?release | bump\b |
         v?\d+\.\d+(?:\.\d+)*\s*$ | version\s+\d | (?:update|upgrade)\s+(?:the\s+)?(?:dependenc|deps|lock|changelog|version|copyright|year) |
         chore(?:\(deps\))?:\s*(?:bump|update|release) | build\(deps | deps?: | changelog\b | (?:add|update)\s+changelog |
         (?:style|format|lint|ci|docs?|test|tests)(?:\([^)]*\))?!?: | merge\s+(?:branch|remote|tag) |
@@ -117,6 +117,7 @@ SKIP_SUBJECT_RE = re.compile(
     re.I | re.X,
 )
 RELEASE_RE = re.compile(r"^(?:release|version|v)\s*v?\d+\.\d+", re.I)
+ANYWHERE_SKIP_RE = re.compile(r"\btypos?\b|\bspelling\b|\bwhitespace\b|\bre-?format", re.I)
 TRAILER_RE = re.compile(
     r"^(?:signed-off-by|co-authored-by|co-developed-by|reviewed-by|acked-by|tested-by|reported-by|"
     r"suggested-by|helped-by|change-id|cc|pr-url|pr-close|reviewed-on|git-svn-id|cherry picked from)\b.*$|"
@@ -171,7 +172,7 @@ def pr_message(subject: str, body: str) -> tuple[str, str] | None:
 def message_skip_reason(subject: str, query: str) -> str | None:
     """Why a (cleaned) commit message is no training query, or None."""
     s = subject.strip()
-    if SKIP_SUBJECT_RE.match(s) or RELEASE_RE.match(s):
+    if SKIP_SUBJECT_RE.match(s) or RELEASE_RE.match(s) or ANYWHERE_SKIP_RE.search(s):
         return "chore_message"
     if len(WORD_RE.findall(query)) < MIN_WORDS:
         return "short_message"
@@ -192,7 +193,8 @@ TEST_DIR_RE = re.compile(
 )
 TEST_FILE_RE = re.compile(
     r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*_tests\.[a-z]+|[^/]*\.(?:test|spec|e2e|bench|stories)\.[a-z]+|"
-    r"[^/]*Tests?\.(?:java|kt|scala|cs)|[^/]*_spec\.rb|conftest\.py|[^/]*\.min\.js|[^/]*\.d\.ts)$",
+    r"[^/]*Tests?\.(?:java|kt|scala|cs)|[^/]*_spec\.rb|conftest\.py|[^/]*\.min\.js|[^/]*\.d\.ts|"
+    r"setup\.py|noxfile\.py|fabfile\.py|tasks\.py|[^/]*\.config\.[cm]?[jt]s|[Gg]ulpfile\.[jt]s|[Gg]runtfile\.[jt]s)$",
     re.I,
 )
 
