@@ -256,3 +256,27 @@ def test_mine_repo_on_a_real_git_history(tmp_path: Path) -> None:
     with pytest.raises(mp.ExcludedRepository):
         mp.mine_repo("someone/django", "python", work / ".git", frozenset({"django/django"}),
                      max_commits=1, max_pairs=1, seen_queries=set())  # fmt: skip
+
+
+def test_a_mirror_lacking_a_blob_skips_only_the_commits_that_need_it(tmp_path: Path) -> None:
+    """Snapshots leave out files of 4 MB and more: the one-call log fails on them; mining goes on."""
+    work = tmp_path / "w"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "main")
+    _git(work, "config", "user.email", "dev@example.org")
+    _git(work, "config", "user.name", "Dev")
+    (work / "pkg").mkdir()
+    (work / "pkg" / "a.py").write_text(PARENT)
+    (work / "big.dat").write_text("x\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "Initial import of the package")
+    (work / "big.dat").write_text("y\n")
+    _git(work, "commit", "-q", "-am", "Refresh the large data file used by the loader")
+    big = _git(work, "rev-parse", "HEAD:big.dat").strip()
+    (work / "pkg" / "a.py").write_text(PARENT.replace("return 1", "return 2"))
+    _git(work, "commit", "-q", "-am", "Fix A.f returning the wrong value for empty input")
+    (work / ".git" / "objects" / big[:2] / big[2:]).unlink()  # the mirror lacks that blob
+    pairs, entry = mp.mine_repo("example/tiny", "python", work / ".git", frozenset(),
+                                max_commits=100, max_pairs=10, seen_queries=set())  # fmt: skip
+    assert [p["positive_functions"] for p in pairs] == [["pkg/a.py::A.f"]]
+    assert entry["dropped"] == {"missing_blob": 1, "root_commit": 1}

@@ -376,22 +376,38 @@ class Commit:
     date: str
     subject: str
     body: str
-    numstat: list[tuple[int, int, str]] = field(default_factory=list)  # added, deleted, path
+    numstat: list[tuple[int, int, str]] | None = field(default_factory=list)  # added, deleted, path
 
 
 def mainline(git: Git, max_commits: int) -> Iterator[Commit]:
-    """The mainline commits, newest first, with their first-parent numstat."""
+    """The mainline commits, newest first, with their first-parent numstat. A mirror lacking a
+    blob (files of 4 MB and more are left out of snapshots) makes the one-call log fail: then
+    each commit's numstat is asked alone, and a commit whose diff needs a missing blob is skipped
+    with ``numstat=None``."""
     fmt = "%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%s%x1f%b%x1f"
-    out = git.run("log", "--first-parent", "--diff-merges=first-parent", "--numstat", "--no-renames",
-                  f"-n{max_commits}", f"--format={fmt}", "HEAD")  # fmt: skip
+    base = ["log", "--first-parent", f"-n{max_commits}", f"--format={fmt}", "HEAD"]
+    try:
+        out = git.run(*base[:1], "--diff-merges=first-parent", "--numstat", "--no-renames", *base[1:])
+        bulk = True
+    except RuntimeError:
+        out = git.run(*base)
+        bulk = False
     for rec in out.split("\x1e")[1:]:
         parts = rec.split("\x1f")
         if len(parts) < 8:
             continue
         c = Commit(parts[0], parts[1].split(), parts[2], parts[3], parts[4], parts[5], parts[6])
-        for line in parts[7].strip().split("\n"):
+        stat = parts[7]
+        if not bulk and c.parents:
+            try:
+                stat = git.run("diff", "--numstat", "--no-renames", c.parents[0], c.sha)
+            except RuntimeError:
+                c.numstat = None
+                yield c
+                continue
+        for line in stat.strip().split("\n"):
             cols = line.split("\t")
-            if len(cols) == 3:
+            if len(cols) == 3 and c.numstat is not None:
                 a, d = (int(x) if x.isdigit() else 0 for x in cols[:2])
                 c.numstat.append((a, d, cols[2]))
         yield c
@@ -451,6 +467,9 @@ def mine_repo(
             if why:
                 reasons[why] += 1
                 continue
+            if c.numstat is None:
+                reasons["missing_blob"] += 1
+                continue
             files = len(c.numstat)
             lines = sum(a + d for a, d, _ in c.numstat)
             if files > MAX_FILES or lines > MAX_LINES:
@@ -465,7 +484,11 @@ def mine_repo(
                 reasons["duplicate_query"] += 1
                 continue
             parent = c.parents[0]
-            diff = git.run("diff", "-U0", "--no-renames", "--no-color", parent, c.sha, "--", *src)
+            try:
+                diff = git.run("diff", "-U0", "--no-renames", "--no-color", parent, c.sha, "--", *src)
+            except RuntimeError:  # a blob the mirror lacks
+                reasons["missing_blob"] += 1
+                continue
             pos_files: list[str] = []
             pos_funcs: list[str] = []
             added: list[str] = []
@@ -571,6 +594,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--mirror-root", default="/work/.mirror", help="folder of the OWNER+NAME/repo git dirs")
     ap.add_argument("--repos", default=str(REPOS), help="JSON list of {repo, language}")
     ap.add_argument("--only", default="", help="comma-separated owner/name subset")
+    ap.add_argument(
+        "--resume", action="store_true", help="keep the repositories the manifest has, mine the rest"
+    )
     ap.add_argument("--out", default=str(ROOT / "bench/corpora/mining/pairs.jsonl"))
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"))
     ap.add_argument(
@@ -590,15 +616,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     seen_queries: set[str] = set()
     entries: list[dict[str, object]] = []
-    with out.open("w", encoding="utf-8") as fh:
+    mode = "w"
+    if args.resume and Path(args.manifest).exists() and out.exists():
+        entries = [e for e in json.loads(Path(args.manifest).read_text())["repositories"] if "error" not in e]
+        done = {str(e["repo"]) for e in entries}
+        kept = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        kept = [p for p in kept if p["repo"] in done]
+        out.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in kept))
+        seen_queries = {norm_query(str(p["query"])) for p in kept}
+        repos = [r for r in repos if r["repo"] not in done]
+        mode = "a"
+        print(f"resuming: {len(done)} repositories done, {len(kept)} pairs", file=sys.stderr)
+    with out.open(mode, encoding="utf-8") as fh:
         for r in repos:
             git_dir = Path(args.mirror_root) / r["repo"].replace("/", "+") / "repo"
             if not git_dir.is_dir():
                 print(f"{r['repo']}: no mirror at {git_dir}; fetch it first", file=sys.stderr)
                 entries.append({"repo": r["repo"], "language": r["language"], "error": "mirror missing"})
                 continue
-            pairs, entry = mine_repo(r["repo"], r["language"], git_dir, excluded, max_commits=args.max_commits,
-                                     max_pairs=args.max_pairs, seen_queries=seen_queries)  # fmt: skip
+            try:
+                pairs, entry = mine_repo(
+                    r["repo"], r["language"], git_dir, excluded,
+                    max_commits=args.max_commits, max_pairs=args.max_pairs, seen_queries=seen_queries,
+                )  # fmt: skip
+            except (RuntimeError, OSError) as exc:  # one repository's fault ends only its own mining
+                print(f"{r['repo']}: {exc}", file=sys.stderr)
+                entries.append({"repo": r["repo"], "language": r["language"], "error": str(exc)[:300]})
+                continue
             for p in pairs:
                 fh.write(json.dumps(p, ensure_ascii=False) + "\n")
             fh.flush()
