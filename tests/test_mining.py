@@ -206,6 +206,13 @@ def test_insertion_between_definitions_is_the_module() -> None:
         assert mp.changed_definitions(change, defs) == ["<module>"]
 
 
+def test_inline_tests_are_no_positives() -> None:
+    for name in ("tests", "tests.it_parses", "Parser.test_empty", "TestParser.setUp"):
+        assert mp.INLINE_TEST_RE.search(name), name
+    for name in ("Parser.parse", "attest", "contest.run", "Tester", "latest_version"):
+        assert not mp.INLINE_TEST_RE.search(name), name
+
+
 def test_other_languages_use_navs_parser() -> None:
     go = "package main\n\ntype S struct{}\n\nfunc (s *S) Run() int {\n\treturn 1\n}\n"
     defs = mp.definitions("main.go", go, "go")

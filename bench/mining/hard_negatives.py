@@ -7,8 +7,8 @@ per repository (``git clone --shared --no-checkout`` of the fetched mirror) move
 vectors), then:
 
 - ``search(query, k, legs=LEXICAL, view="code")``: definitions ranked on their own; each hit is
-  ``path::Qualified.name`` (or ``path::<module>``); those not among the pair's positives are its
-  hard negatives, in rank order (``neg_in_positive_file`` says which share a file with a positive:
+  ``path::Qualified.name`` (or ``path::<module>``); those in source files (``mine_pairs``' rule:
+  no tests, docs or config) and not among the pair's positives are its hard negatives, in rank order (``neg_in_positive_file`` says which share a file with a positive:
   the hardest kind);
 - ``search(query, k, legs=LEXICAL)`` reduced to files: the negative files;
 - the 1-based rank of the first positive function and file (None: not in the top k), which
@@ -40,6 +40,7 @@ for p in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(p))
 
 from loc_bench import LEXICAL, checkout  # noqa: E402
+from mining.mine_pairs import source_language  # noqa: E402
 
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
@@ -64,14 +65,15 @@ def negatives_for(search: SemanticSearch, pair: dict[str, Any], k: int) -> dict[
     funcs = list(dict.fromkeys(label(h.path, h.symbol) for h in code.items))
     files_resp = search.search(query, k=k, legs=LEXICAL)
     files = list(dict.fromkeys(h.path for h in files_resp.items))
-    negs = [f for f in funcs if f not in pos_funcs]
+    # negatives from the positives' pool: source files (not tests, docs, config), like the positives
+    negs = [f for f in funcs if f not in pos_funcs and source_language(f.split("::", 1)[0])]
     return {
         "id": pair["id"],
         "repo": pair["repo"],
         "parent": pair["parent"],
         "hard_negative_functions": negs,
         "neg_in_positive_file": [f.split("::", 1)[0] in pos_files for f in negs],
-        "hard_negative_files": [f for f in files if f not in pos_files],
+        "hard_negative_files": [f for f in files if f not in pos_files and source_language(f)],
         "first_positive_function_rank": first_rank(funcs, pos_funcs),
         "first_positive_file_rank": first_rank(files, pos_files),
         "complete": bool(code.complete and files_resp.complete),

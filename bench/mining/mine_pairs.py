@@ -308,6 +308,10 @@ def innermost(defs: Sequence[Definition], line: int) -> Definition | None:
     return best
 
 
+INLINE_TEST_RE = re.compile(r"(?:^|\.)(?:tests?|test_\w+|Tests?|Test[A-Z]\w*)(?:\.|$)")
+"""A definition inside a file's own tests (Rust's ``mod tests``, a ``test_*`` function): no positive."""
+
+
 def changed_definitions(change: FileChange, defs: Sequence[Definition]) -> list[str]:
     """Qualified names (or ``<module>``) around the change's parent-side lines, first seen first.
     An insertion belongs to the definition holding both lines around it (else the module)."""
@@ -514,7 +518,12 @@ def mine_repo(
                         parsed.clear()
                     parsed[blob[0]] = definitions(ch.old_path, blob[1], lang)
                 defs = parsed[blob[0]]
-                pos_funcs.extend(f"{ch.old_path}::{n}" for n in changed_definitions(ch, defs))
+                names = [n for n in changed_definitions(ch, defs) if not INLINE_TEST_RE.search(n)]
+                if not names:  # only the file's inline tests changed
+                    pos_files.pop()
+                    langs[lang] -= 1
+                    continue
+                pos_funcs.extend(f"{ch.old_path}::{n}" for n in names)
             if not pos_files:
                 reasons["only_new_files"] += 1
                 continue
@@ -523,7 +532,7 @@ def mine_repo(
                 "id": f"{repo}@{c.sha[:12]}",
                 "repo": repo,
                 "repo_language": language,
-                "language": langs.most_common(1)[0][0],
+                "language": (+langs).most_common(1)[0][0],
                 "commit": c.sha,
                 "parent": parent,
                 "date": c.date,
