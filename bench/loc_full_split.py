@@ -102,10 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--mirror-root", default="/work/.mirror", help="where fetch put the OWNER+NAME/repo dirs")
     args = ap.parse_args(argv)
-    rows = [json.loads(line) for line in Path(args.instances).read_text().splitlines() if line.strip()]
-    if args.link_mirrors:
+    if args.link_mirrors:  # before the build: base commits are checked when the instances exist
+        rows = []
+        if Path(args.instances).exists():
+            rows = [
+                json.loads(line) for line in Path(args.instances).read_text().splitlines() if line.strip()
+            ]
         link_mirrors(Path(args.link_mirrors), Path(args.mirror_root), rows)
         return 0
+    rows = [json.loads(line) for line in Path(args.instances).read_text().splitlines() if line.strip()]
     split = make_split(rows)
     repo_of = {r["id"]: r["repo"] for r in rows}
     counts = {part: {repo: sum(1 for i in ids if repo_of[i] == repo) for repo in sorted(set(repo_of.values()))}
