@@ -54,7 +54,7 @@ def test_tools_are_listed_with_descriptions(nav: Navigator) -> None:
     tools = anyio.run(go)
     assert {t.name for t in tools} == {
         "find", "def", "show", "refs", "callers", "callees", "impl", "hover", "symbols", "search",
-        "outline", "map", "status",
+        "outline", "map", "status", "grep",
     }  # fmt: skip
     assert all(t.description and len(t.description) < 300 for t in tools)
 
@@ -121,6 +121,7 @@ def test_every_tool_answers_good_arguments_and_refuses_bad_ones(make_repo: Calla
         "outline": {"path": "shop/orders.py"},
         "map": {"tokens": 64},
         "status": {},
+        "grep": {"pattern": "create_sales_order", "word": True, "glob": "*.py"},
     }
     bad: dict[str, tuple[dict[str, Any], str]] = {
         "find": ({"query": "x", "offset": -1}, "offset"),
@@ -132,6 +133,7 @@ def test_every_tool_answers_good_arguments_and_refuses_bad_ones(make_repo: Calla
         "search": ({"text": "x", "view": "tree"}, "tree"),
         "outline": ({"path": "../../etc/passwd"}, "passwd"),
         "map": ({"tokens": 3}, "3"),
+        "grep": ({"pattern": "sales(order"}, "sales(order"),
     }
 
     async def go() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -152,6 +154,9 @@ def test_every_tool_answers_good_arguments_and_refuses_bad_ones(make_repo: Calla
         assert not result.is_error, (name, text_of(result))
         assert text_of(result).strip(), name
     assert "def create_sales_order" in text_of(ok["show"])
+    grep_lines = [ln for ln in text_of(ok["grep"]).splitlines() if ln.startswith("shop/")]
+    assert "shop/orders.py:6:5: def create_sales_order(customer: str) -> Order:" in text_of(ok["grep"])
+    assert len(grep_lines) >= 13 or "next page" in text_of(ok["grep"])
     assert "12 files" in text_of(ok["status"]) or "files" in text_of(ok["status"])
     for name, result in refused.items():
         assert result.is_error, (name, text_of(result))

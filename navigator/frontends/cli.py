@@ -566,6 +566,21 @@ def outline(obj: Ctx, file: str, as_json: bool) -> None:
     echo_incomplete(resp)
 
 
+@main.command(
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_obj
+def grep(obj: Ctx, args: tuple[str, ...]) -> None:
+    """Search text like rg (-F -i -w -l -c -g -t -A -B -C -m), from nav's trigram index."""
+    from navigator.frontends.grep_cli import main as grep_main
+
+    # the console script answers `nav grep` before click (ripgrep's options are read by hand);
+    # this is the same command for `python -m navigator.frontends.cli` and `nav --help`
+    sys.exit(grep_main(list(args), root_arg=obj._root, no_daemon=not obj.use_daemon))
+
+
 @main.command()
 @click.argument("target")
 @click.option("--max-lines", type=click.IntRange(min=1), default=200, show_default=True, help="Lines per definition.")

@@ -40,7 +40,7 @@ INSTRUCTIONS = (
     "nav navigates this repository. `find` answers anything (a name, path:line:col, or a question); "
     "`def` finds definitions and `show` returns a definition's source (no need to read the whole file); "
     "`refs`, `callers`, `callees`, `impl` and `hover` are exact answers from real language servers; "
-    "`symbols` matches names by pattern; `search` finds code by meaning (paste an issue whole; "
+    "`symbols` matches names by pattern; `grep` is ripgrep from an index; `search` finds code by meaning (paste an issue whole; "
     "view='code' ranks the definitions to edit); `outline` lists one file's symbols, `map` gives an "
     "overview, `status` says what is indexed. Lists page with `offset`. Every answer says when it is "
     "incomplete and why."
@@ -162,6 +162,31 @@ def build_server(nav: Any) -> MCPServer:
             return _page(_call(nav.search, text, k=k, all_repos=True), limit, offset)
         options = {"view": "code"} if view == "code" else {}
         return _page(_call(nav.search, text, k=k, **options), limit, offset)
+
+    @server.tool(
+        description="Text search like ripgrep (same files, same lines), from an index: a regular "
+        "expression (Rust syntax) or, with fixed=true, a literal; ignore_case, word; glob narrows "
+        "files ('*.py', '!tests/**'); hits name their enclosing symbol."
+    )
+    def grep(
+        pattern: str,
+        fixed: bool = False,
+        ignore_case: bool = False,
+        word: bool = False,
+        glob: str | None = None,
+        path: str | None = None,
+        context: int = 0,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> str:
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 20:
+            raise ToolError(f"context must be between 0 and 20 lines, got {shorten(context)}")
+        resp = _call(
+            nav.grep, pattern, fixed=fixed, ignore_case=ignore_case, word=word,
+            globs=(glob,) if glob else (), paths=(path,) if path else (), before=context, after=context,
+            limit=_limit(limit) + _offset(offset), symbols=True,
+        )  # fmt: skip
+        return _page(resp, limit, offset)
 
     @server.tool(
         description="The symbols defined in one file, nested (path relative to the repository root)."

@@ -11,7 +11,7 @@ from typing import Any
 
 from navigator.frontends.display import source_block
 from navigator.paths import printable
-from navigator.results import Found, Hit, OutlineEntry, Response, SearchHit, Source, Symbol
+from navigator.results import Found, GrepHit, Hit, OutlineEntry, Response, SearchHit, Source, Symbol
 
 
 def _origin(item: Any) -> str:
@@ -29,6 +29,17 @@ def hit_line(h: Hit) -> str:
     where = f"  in {h.symbol}" if h.symbol else ""
     src = f"  [{', '.join(h.provenance)}]" if h.provenance else ""
     return f"{printable(h.path)}:{h.line}:{h.col}{tag}{where}{src}\n    {h.code}"
+
+
+def grep_line(h: GrepHit) -> str:
+    """``path:line:col: text`` (``-`` after a context line's number; the count for ``count``)."""
+    if h.count is not None:
+        return f"{printable(h.path)}:{h.count}"
+    if h.line == 0:
+        return printable(h.path)
+    where = f"{printable(h.path)}-{h.line}-" if h.context else f"{printable(h.path)}:{h.line}:{h.col}:"
+    symbol = f"  [{h.symbol}]" if h.symbol and not h.context else ""
+    return f"{where} {h.text.strip()[:300]}{symbol}"
 
 
 def search_line(h: SearchHit) -> str:
@@ -59,6 +70,8 @@ def item_line(item: Any) -> str:
         return found_line(item)
     if isinstance(item, Source):
         return source_block(item, color=False)
+    if isinstance(item, GrepHit):
+        return grep_line(item)
     text = getattr(item, "text", None) or getattr(item, "contents", None)
     return str(text if text is not None else item)
 
