@@ -24,7 +24,7 @@ from navigator.frontends import client as client_mod
 from navigator.frontends import daemon as daemon_mod
 from navigator.frontends import entry, fastjson, wire
 from navigator.frontends.client import DaemonClient
-from navigator.results import Hit, Response, Symbol
+from navigator.results import Found, Hit, HoverInfo, OutlineEntry, Response, SearchHit, Source, Symbol
 
 SCRIPT = "import sys; from navigator.frontends.entry import run; sys.exit(run())"  # what pip's `nav` runs
 
@@ -55,7 +55,7 @@ def test_the_copied_constants_and_fields_equal_the_engines() -> None:
     assert entry._MAX_REPLY_BYTES == wire.MAX_REPLY_BYTES
     assert entry._OTHER_ROOT == client_mod.OTHER_ROOT == daemon_mod.OTHER_ROOT
     assert tuple(f.name for f in dataclasses.fields(Response)) == entry._RESPONSE
-    for cls in (Symbol, Hit):
+    for cls in (Symbol, Hit, HoverInfo, Source, OutlineEntry, SearchHit, Found):
         assert entry._ITEMS[wire.type_tag(cls)] == tuple(f.name for f in dataclasses.fields(cls))
 
 
@@ -202,16 +202,52 @@ def test_lean_answers_print_what_the_click_cli_prints(root: Path, client: Daemon
         ["def", "total"],
         ["refs", "Ordr"],  # an error reply: the daemon's SymbolNotFoundError, its exit code
         ["impl", "Order"],
+        ["hover", "create_sales_order"],
+        ["show", "Order.total"],
+        ["show", "orders.py:2"],
+        ["symbols", "sales"],
+        ["symbols", "zzzqqq"],  # nothing matches: exit 1 and the same words
+        ["outline", "orders.py"],
+        ["search", "create", "a", "sales", "order"],
+        ["find", "who", "calls", "`create_sales_order`"],
+        ["find", "Order"],
     ):
         fast, slow = _nav(root, *args), _cli(root, *args)
         assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), (
             args
         )
-    for args in (["refs", "create_sales_order", "--json"], ["def", "Order", "--json"]):
+    for args in (
+        ["refs", "create_sales_order", "--json"],
+        ["def", "Order", "--json"],
+        ["outline", "orders.py", "--json"],
+        ["show", "Order", "--json"],
+        ["search", "sales", "order", "--json"],
+    ):
         fast_data, slow_data = json.loads(_nav(root, *args).stdout), json.loads(_cli(root, *args).stdout)
         fast_data.pop("elapsed_ms")
         slow_data.pop("elapsed_ms")
         assert fast_data == slow_data, args
+
+
+def test_every_lean_verb_imports_only_the_lean_path(root: Path, client: DaemonClient) -> None:
+    """hover, show, symbols, outline, search and find against a warm daemon: no click, no engine,
+    no language-server client (the fast path of issue 19: `nav hover` imported multilspy)."""
+    client.connect()
+    assert client.references("create_sales_order", deadline_s=90).complete
+    heavy = {"click", "multilspy", "sqlite_utils", "numpy", "navigator.api", "lsp.pool", "navigator.frontends.client"}
+    for args in (
+        ["hover", "create_sales_order"],
+        ["show", "Order"],
+        ["symbols", "sales"],
+        ["outline", "orders.py"],
+        ["search", "sales", "order"],
+        ["find", "Order"],
+    ):
+        proc = _nav(root, *args, importtime=True)
+        assert proc.returncode == 0, (args, proc.stderr[-2000:])
+        imported = _imported(proc.stderr)
+        assert "navigator.frontends.entry" in imported
+        assert not imported & heavy, (args, imported & heavy)
 
 
 def test_no_daemon_yet_the_full_client_starts_one(root: Path, client: DaemonClient) -> None:

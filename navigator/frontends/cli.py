@@ -613,18 +613,10 @@ def find(obj: Ctx, query: tuple[str, ...], limit: int, deadline: float, as_json:
         echo_json(resp)
         return
     for f in resp.items:
-        where = click.style(f"{printable(f.path)}:{f.line}:{f.col}", fg="cyan")
-        kind = click.style(f"{f.kind:<10}", fg="yellow")
-        legs = ", ".join(f"{k}#{v}" for k, v in sorted(f.ranks.items(), key=lambda kv: kv[1]))
-        name = click.style(f.symbol or "", bold=True)
-        click.echo(f"{where}  {kind} {name}  {click.style('[' + legs + ']', fg='bright_black')}")
-        click.echo(f"    {f.code}")
-    for note in resp.notes[:1]:
-        click.secho(note, fg="bright_black", err=True)
-    if not resp.complete:
-        click.secho(f"(incomplete: {resp.reason})", fg="yellow", err=True)
-    for note in resp.notes[1:]:
-        click.secho(f"note: {note}", fg="yellow", err=True)
+        for line in display.found_lines(f):
+            click.echo(line)
+    for line in display.find_tail_lines(resp):
+        click.echo(line, err=True)
 
 
 @main.command()
@@ -864,11 +856,8 @@ def search(
         echo_json(resp)
         return
     for hit in resp.items:
-        where = click.style(f"{_team_where(hit)}{printable(hit.path)}:{hit.start_line}-{hit.end_line}", fg="cyan")
-        legs = " ".join(f"{leg}#{rank}" for leg, rank in sorted(hit.ranks.items(), key=lambda kv: kv[1]))
-        click.echo(f"{where}  {click.style(hit.symbol or '', bold=True)}  {click.style(legs, fg='bright_black')}")
-        first = hit.signature or next((ln.strip() for ln in hit.snippet.splitlines() if ln.strip()), "")
-        click.echo(f"    {first}")
+        for line in display.search_lines(hit):
+            click.echo(line)
     echo_incomplete(resp)
 
 
@@ -935,8 +924,8 @@ def hover(obj: Ctx, target: str, deadline_s: float, as_json: bool) -> None:
         echo_json(resp)
         return
     for item in resp.items:
-        click.echo(click.style(f"{printable(item.path)}:{item.line}:{item.col}", fg="cyan"))
-        click.echo(item.text)
+        for line in display.hover_lines(item):
+            click.echo(line)
     echo_incomplete(resp)
 
 

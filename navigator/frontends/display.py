@@ -43,6 +43,44 @@ def source_block(src: Any, *, color: bool = True) -> str:
     return f"{where}{what}\n{src.text}"
 
 
+def hover_lines(item: Any, *, color: bool = True) -> Iterator[str]:
+    """``nav hover``: where, then the server's text."""
+    yield style(f"{printable(item.path)}:{item.line}:{item.col}", fg="cyan", color=color)
+    yield item.text
+
+
+def search_lines(hit: Any, *, color: bool = True) -> Iterator[str]:
+    """``nav search``: where (``repo@commit:`` for a team-store hit), the symbol and the legs, then
+    the signature or the chunk's first line."""
+    team = f"{hit.repo}@{hit.commit[:8]}:" if getattr(hit, "repo", "") else ""
+    where = style(f"{team}{printable(hit.path)}:{hit.start_line}-{hit.end_line}", fg="cyan", color=color)
+    legs = " ".join(f"{leg}#{rank}" for leg, rank in sorted(hit.ranks.items(), key=lambda kv: kv[1]))
+    yield f"{where}  {style(hit.symbol or '', bold=True, color=color)}  {style(legs, fg='bright_black', color=color)}"
+    first = hit.signature or next((ln.strip() for ln in hit.snippet.splitlines() if ln.strip()), "")
+    yield f"    {first}"
+
+
+def found_lines(found: Any, *, color: bool = True) -> Iterator[str]:
+    """``nav find``: where, the kind, the symbol and the legs that found it, then the code."""
+    where = style(f"{printable(found.path)}:{found.line}:{found.col}", fg="cyan", color=color)
+    kind = style(f"{found.kind:<10}", fg="yellow", color=color)
+    legs = ", ".join(f"{k}#{v}" for k, v in sorted(found.ranks.items(), key=lambda kv: kv[1]))
+    name = style(found.symbol or "", bold=True, color=color)
+    yield f"{where}  {kind} {name}  {style('[' + legs + ']', fg='bright_black', color=color)}"
+    yield f"    {found.code}"
+
+
+def find_tail_lines(resp: Any, *, color: bool = True) -> Iterator[str]:
+    """``nav find``'s stderr: its first note (how the query was routed) plain, then whether it
+    is complete and the other notes."""
+    for note in resp.notes[:1]:
+        yield style(note, fg="bright_black", color=color)
+    if not resp.complete:
+        yield style(f"(incomplete: {resp.reason})", fg="yellow", color=color)
+    for note in resp.notes[1:]:
+        yield style(f"note: {note}", fg="yellow", color=color)
+
+
 def hit_line(hit: Any, *, color: bool = True) -> str:
     where = style(f"{printable(hit.path)}:{hit.line}:{hit.col}", fg="cyan", color=color)
     mark = style("def ", fg="green", color=color) if hit.is_definition else "    "

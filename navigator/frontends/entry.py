@@ -1,6 +1,7 @@
 """The ``nav`` console script: a fast path for the hottest queries, else the click CLI.
 
-``nav def|refs|callers|callees|impl NAME [--json]`` (optionally after ``-C ROOT``) is what
+``nav def|refs|callers|callees|impl|hover|show|symbols|outline NAME [--json]`` and
+``nav search|find TEXT... [--json]`` (optionally after ``-C ROOT``), with no other option, are what
 agents run most, and against a warm daemon most of its time is Python start-up and
 imports (click alone was ~50 ms). These exact shapes are answered here, with the same output,
 messages and exit codes as the click commands (both print through
@@ -21,15 +22,24 @@ TYPE_CHECKING = False  # not typing's: this module's imports are the fast path's
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-# command -> (Navigator verb, what the hits are called, takes deadline/limit keywords)
-_HOT: dict[str, tuple[str, str, bool]] = {
-    "def": ("definitions", "definitions", False),
-    "refs": ("references", "refs", True),
-    "callers": ("callers", "callers", True),
-    "callees": ("callees", "callees", True),
-    "impl": ("implementations", "impl", True),
-}
 _DEADLINE_S = 30.0  # the click commands' default --deadline
+_FIND_DEADLINE_S = 10.0  # `nav find`'s default --deadline
+
+# command -> (Navigator verb, what the hits are called, the click command's default options,
+# whether the words after the command are one text: `nav search where do we retry`)
+_HOT: dict[str, tuple[str, str, dict[str, object], bool]] = {
+    "def": ("definitions", "definitions", {}, False),
+    "refs": ("references", "refs", {"deadline_s": _DEADLINE_S, "limit": None}, False),
+    "callers": ("callers", "callers", {"deadline_s": _DEADLINE_S, "limit": None}, False),
+    "callees": ("callees", "callees", {"deadline_s": _DEADLINE_S, "limit": None}, False),
+    "impl": ("implementations", "impl", {"deadline_s": _DEADLINE_S, "limit": None}, False),
+    "hover": ("hover", "hover", {"deadline_s": _DEADLINE_S}, False),
+    "show": ("show", "source", {"max_lines": 200, "limit": 5}, False),
+    "symbols": ("symbols", "symbols", {"limit": 30, "kinds": None}, False),
+    "outline": ("outline", "symbols", {}, False),
+    "search": ("search", "hits", {"k": 10}, True),
+    "find": ("query", "answers", {"limit": 20, "deadline_s": _FIND_DEADLINE_S}, True),
+}
 
 # Copies of the engine's constants and result fields, so the lean path imports none of it;
 # tests/test_entry_fast.py holds each one equal to its original.
@@ -48,11 +58,22 @@ _ITEMS = {
         "path", "line", "col", "end_line", "end_col", "code", "symbol", "is_definition",
         "provenance", "kind",
     ),
+    "navigator.results:HoverInfo": ("path", "line", "col", "symbol", "text", "provenance"),
+    "navigator.results:Source": (
+        "path", "start_line", "end_line", "text", "symbol", "kind", "signature", "cut",
+    ),
+    "navigator.results:OutlineEntry": ("symbol", "depth"),
+    "navigator.results:SearchHit": (
+        "path", "start_line", "end_line", "symbol", "signature", "snippet", "score", "language", "ranks",
+    ),
+    "navigator.results:Found": (
+        "path", "line", "col", "end_line", "kind", "code", "symbol", "score", "ranks", "signature",
+    ),
 }  # fmt: skip
 
 
 def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
-    """(root, command, name, as_json) for a hot shape, else None."""
+    """(root, command, name or text, as_json) for a hot shape, else None."""
     args = list(argv)
     root: str | None = None
     if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
@@ -64,6 +85,9 @@ def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
     command, rest = args[0], args[1:]
     as_json = "--json" in rest
     rest = [a for a in rest if a != "--json"]
+    if _HOT[command][3] and rest and not any(a.startswith("-") for a in rest):
+        text = " ".join(rest)  # click's nargs=-1, joined as its command joins them
+        return (root, command, text, as_json) if text.strip() else None
     if len(rest) != 1 or rest[0].startswith("-") or not rest[0].strip():
         return None  # options, help, no name or several: the click CLI says what is wrong
     return root, command, rest[0], as_json
@@ -222,6 +246,12 @@ def _view(line: bytes) -> tuple[_Row, Any] | None:
             if not isinstance(row["provenance"], list):
                 return None
             row["provenance"] = tuple(row["provenance"])
+        if "ranks" in row and not isinstance(row["ranks"], dict):
+            return None
+        if isinstance(row.get("symbol"), dict):  # an OutlineEntry's Symbol
+            if tuple(row["symbol"]) != _ITEMS["navigator.results:Symbol"]:
+                return None
+            row["symbol"] = _Row(row["symbol"])
         rows.append(_Row(row))
     resp = _Row({**value, "items": tuple(rows), "notes": tuple(notes)})
     return resp, value
@@ -230,9 +260,8 @@ def _view(line: bytes) -> tuple[_Row, Any] | None:
 def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
     out, err = sys.stdout, sys.stderr
     color_out, color_err = out.isatty(), err.isatty()
-    verb, what, bounded = _HOT[command]
-    params: dict[str, object] = {"deadline_s": _DEADLINE_S, "limit": None} if bounded else {}
-    params["__args__"] = [name]
+    verb, what, defaults, _ = _HOT[command]
+    params: dict[str, object] = {**defaults, "__args__": [name]}
     resp: Any = None
     value: Any = None
     try:
@@ -246,7 +275,7 @@ def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
 
             resp = read_reply(verb, line)
         else:
-            resp = _client_call(root_arg, root, verb, name, bounded)
+            resp = _client_call(root_arg, root, verb, name, defaults)
     except Exception as exc:
         from storage.errors import NavError
 
@@ -269,7 +298,9 @@ def _resolved_dir(root_arg: str) -> str | None:
         return None
 
 
-def _client_call(root_arg: str | None, root: str | None, verb: str, name: str, bounded: bool) -> Any:
+def _client_call(
+    root_arg: str | None, root: str | None, verb: str, name: str, options: dict[str, object]
+) -> Any:
     """The whole client: starts a daemon when none runs, retries once when it died, and
     says clearly what is wrong otherwise."""
     from navigator.frontends.client import DaemonClient
@@ -277,8 +308,7 @@ def _client_call(root_arg: str | None, root: str | None, verb: str, name: str, b
     client = None
     try:
         client = DaemonClient(root_arg or root or ".")
-        method = getattr(client, verb)
-        return method(name, deadline_s=_DEADLINE_S, limit=None) if bounded else method(name)
+        return getattr(client, verb)(name, **options)
     finally:
         if client is not None:
             client.close()
@@ -308,6 +338,8 @@ def _print(
         return 0
     from navigator.frontends import display
 
+    if command not in ("def", "refs", "callers", "callees", "impl"):
+        return _print_other(resp, command, name, out, err, color_out, color_err)
     if command == "def":
         for sym in resp.items:
             print(display.symbol_line(sym, color=color_out), file=out)
@@ -316,7 +348,9 @@ def _print(
 
             print(
                 display.style(
-                    f"({len(resp.items)} definitions of `{shorten(name)}`)", fg="bright_black", color=color_err
+                    f"({len(resp.items)} definitions of `{shorten(name)}`)",
+                    fg="bright_black",
+                    color=color_err,
                 ),
                 file=err,
             )
@@ -351,6 +385,39 @@ def _grep_args(argv: list[str]) -> tuple[str | None, bool, list[str]] | None:
         else:
             break
     return (root, no_daemon, args[1:]) if args[:1] == ["grep"] else None
+
+
+def _print_other(
+    resp: Any, command: str, text: str, out: TextIO, err: TextIO, color_out: bool, color_err: bool
+) -> int:
+    """What the click commands hover, show, symbols, outline, search and find print, through the
+    same :mod:`navigator.frontends.display` functions."""
+    from navigator.frontends import display
+
+    lines: Any
+    if command == "symbols" and not resp.items:
+        from storage.errors import shorten
+
+        print(display.style(f"no symbols match `{shorten(text)}`", fg="yellow", color=color_err), file=err)
+        return 1
+    if command == "hover":
+        lines = (line for item in resp.items for line in display.hover_lines(item, color=color_out))
+    elif command == "show":
+        lines = (display.source_block(item, color=color_out) for item in resp.items)
+    elif command == "symbols":
+        lines = (display.symbol_line(sym, color=color_out) for sym in resp.items)
+    elif command == "outline":
+        lines = (display.symbol_line(e.symbol, indent=e.depth, color=color_out) for e in resp.items)
+    elif command == "search":
+        lines = (line for hit in resp.items for line in display.search_lines(hit, color=color_out))
+    else:  # find
+        lines = (line for f in resp.items for line in display.found_lines(f, color=color_out))
+    for line in lines:
+        print(line, file=out)
+    tail = display.find_tail_lines if command == "find" else display.incomplete_lines
+    for line in tail(resp, color=color_err):
+        print(line, file=err)
+    return 0
 
 
 def run() -> None:  # pragma: no cover - console-script entry; tested through subprocesses
