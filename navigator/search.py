@@ -234,6 +234,8 @@ class SemanticSearch:
         connection) whose model, vectors and lock this one uses too."""
         self.store = store
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
+        if vectors_dir:  # a folder the caller chose is made; `.nav` never is here (a deleted root stays gone)
+            self._vectors_dir.mkdir(parents=True, exist_ok=True)
         self.depth = depth
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
         self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
