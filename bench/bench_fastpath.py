@@ -1,15 +1,18 @@
-"""Benchmark: a fresh warm ``nav refs NAME`` process against ``rg -w NAME``, interleaved in one run,
+"""Benchmark: fresh warm ``nav VERB ...`` processes against ``rg -w NAME``, interleaved in one run,
 optionally beside an older checkout's ``nav`` (to measure a change to the CLI's hot path).
 
 Usage::
 
     .venv/bin/python bench/bench_fastpath.py [--runs 60] [--baseline-tree DIR] CORPUS NAME
+    .venv/bin/python bench/bench_fastpath.py --verbs all --file PATH --query "one line" CORPUS NAME
 
 The corpus is copied to a temporary folder and indexed; this checkout's daemon serves it (both
 ``nav``s talk to the same warm daemon, so only the client process differs). ``DIR`` is another
-commit's tree (``git archive REV | tar -x -C DIR``). Each round runs ``rg``, ``nav`` and the
-baseline ``nav`` once, in that order; the table gives p50 / p90 and, per round, the ratio to the
-``rg`` run of the same round: its median with a bootstrap 95% interval.
+commit's tree (``git archive REV | tar -x -C DIR``). ``--verbs``: ``refs`` (default), a comma list,
+or ``all`` (def, refs, callers, callees, impl, hover, symbols, outline, show, status, search, find;
+outline reads ``--file``, search and find ``--query``). Each round runs ``rg`` and then every
+process once, in that order; the table gives p50 / p90 and, per round, the ratio to the ``rg`` run
+of the same round: its median with a bootstrap 95% interval.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ def main() -> None:
     ap.add_argument(
         "--baseline-tree", type=Path, help="an older checkout's tree, for its `nav` beside this one"
     )
+    ap.add_argument("--verbs", default="refs", help="refs (default), a comma list, or all")
+    ap.add_argument("--file", help="the file `outline` reads (root-relative)")
+    ap.add_argument("--query", default="where is the configuration read", help="search/find text")
     args = ap.parse_args()
     if shutil.which("rg") is None:
         sys.exit("ripgrep (rg) is the baseline: apt-get install ripgrep")
@@ -63,15 +69,36 @@ def main() -> None:
     shutil.copytree(args.corpus, root, ignore=shutil.ignore_patterns(".nav"))
     base_env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
     env = {**base_env, "PYTHONPATH": str(REPO)}
-    navs = {"nav": ([sys.executable, "-c", SCRIPT, "refs", args.name], env)}
+    every = [
+        "def",
+        "refs",
+        "callers",
+        "callees",
+        "impl",
+        "hover",
+        "symbols",
+        "outline",
+        "show",
+        "status",
+        "search",
+        "find",
+    ]
+    verbs = every if args.verbs == "all" else args.verbs.split(",")
+    argv = {v: [args.name] for v in every}
+    argv.update(outline=[args.file or "."], status=[], search=[args.query], find=[args.query])
+    navs: dict[str, tuple[list[str], dict[str, str]]] = {
+        f"nav {v}": ([sys.executable, "-c", SCRIPT, v, *argv[v]], env) for v in verbs
+    }
     if args.baseline_tree:
         old_env = {**base_env, "PYTHONPATH": str(args.baseline_tree.resolve())}
-        navs["baseline nav"] = ([sys.executable, "-c", SCRIPT, "refs", args.name], old_env)
+        for v in verbs:
+            navs[f"baseline nav {v}"] = ([sys.executable, "-c", SCRIPT, v, *argv[v]], old_env)
     nav = [sys.executable, "-m", "navigator.frontends.cli", "-C", str(root)]
     try:
         subprocess.run([*nav, "index", "--no-embed"], env=env, check=True, capture_output=True)
-        for _ in range(3):  # the daemon starts, its language server loads, the answer is warm
-            subprocess.run(navs["nav"][0], cwd=root, env=env, check=True, capture_output=True)
+        for _ in range(3):  # the daemon starts, its language server loads, the answers are warm
+            for cmd, e in navs.values():
+                subprocess.run(cmd, cwd=root, env=e, check=False, capture_output=True)
         times: dict[str, list[float]] = {"rg": [], **{k: [] for k in navs}}
         for _ in range(args.runs):
             times["rg"].append(timed(["rg", "-w", args.name, "."], root, env))
@@ -81,7 +108,7 @@ def main() -> None:
         subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     row: dict[str, object] = {"corpus": args.corpus.name, "name": args.name, "runs": args.runs}
-    print(f"{args.corpus.name}, `refs {args.name}`, {args.runs} rounds")
+    print(f"{args.corpus.name}, `{args.name}`, {args.runs} rounds")
     print("| process | p50 / p90 | ratio to rg, per round: median [95% CI] |")
     print("|---|---|---|")
     for k, xs in times.items():
