@@ -2,8 +2,8 @@
 # The whole toolchain in one command: lint, format check, types (strict on navigator/ and storage/), tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/python -m pip install -q ruff mypy >/dev/null
+.venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat >/dev/null  # ruff, mypy (pinned)
 .venv/bin/ruff check navigator storage lsp semantic tests bench
 .venv/bin/ruff format --check navigator/frontends/client.py navigator/frontends/daemon.py navigator/router.py navigator/find.py storage
-.venv/bin/mypy navigator storage
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

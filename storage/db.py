@@ -255,7 +255,9 @@ class _GuardedConnection(sqlite3.Connection):
     hold it: using it then is an :class:`IndexIOError`, which makes that thread reopen too."""
 
     def reopen_error(self) -> IndexIOError:
-        return IndexIOError(f"the connection to the index at {self.db_path} was closed (to reopen the file); ask again")
+        return IndexIOError(
+            f"the connection to the index at {self.db_path} was closed (to reopen the file); ask again"
+        )
 
     def cursor(self, factory: Any = _GuardedCursor) -> Any:
         if self.closed_by_nav:
@@ -418,7 +420,9 @@ def rebuild_database(path: Path, *, chunk_ok: Callable[[str, str], bool] | None 
     unread: list[str] = []
     vectors = files = 0
     try:
-        old: sqlite3.Connection | None = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        old: sqlite3.Connection | None = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10
+        )
     except sqlite3.Error:
         old = None
     try:
@@ -445,7 +449,9 @@ def _copy_vectors(old: sqlite3.Connection, new: Store, unread: list[str]) -> int
     try:
         cur = old.execute("SELECT model, hash, dim, vector FROM embeddings")
         while rows := cur.fetchmany(1000):
-            good = [r for r in rows if isinstance(r[3], bytes) and isinstance(r[2], int) and len(r[3]) == 4 * r[2]]
+            good = [
+                r for r in rows if isinstance(r[3], bytes) and isinstance(r[2], int) and len(r[3]) == 4 * r[2]
+            ]
             with new.transaction():
                 new.conn.executemany(
                     "INSERT OR IGNORE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)", good
@@ -484,7 +490,11 @@ def _copy_index(
             )
             new.set_meta("parser_fingerprint", "salvaged")  # the next run re-parses every file
             if chunk_ok is not None:
-                bad = [(cid,) for cid, text, h in c.execute("SELECT id, text, hash FROM chunks") if not chunk_ok(text, h)]
+                bad = [
+                    (cid,)
+                    for cid, text, h in c.execute("SELECT id, text, hash FROM chunks")
+                    if not chunk_ok(text, h)
+                ]
                 c.executemany("DELETE FROM chunks WHERE id = ?", bad)
             table = "the index tables (rows of no file)"
             if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
@@ -782,7 +792,9 @@ class Store:
 
     def unparsed_files(self, prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
         """(path, note) of files indexed without a parse whose note starts with one of ``prefixes``."""
-        rows = self.conn.execute("SELECT path, notes FROM files WHERE parsed = 0 AND notes IS NOT NULL ORDER BY path")
+        rows = self.conn.execute(
+            "SELECT path, notes FROM files WHERE parsed = 0 AND notes IS NOT NULL ORDER BY path"
+        )
         out = []
         for path, notes in rows:
             why = next((n for n in str(notes).split("; ") if n.startswith(prefixes)), None)

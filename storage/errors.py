@@ -33,7 +33,9 @@ def shorten(value: object, limit: int = SHORTEN_CHARS) -> str:
         return flat
     head = max(1, (limit * 2) // 3)
     tail_src = text[-(limit - head) * 2 :]
-    tail = "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else ascii(c)[1:-1] for c in tail_src)
+    tail = "".join(
+        c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else ascii(c)[1:-1] for c in tail_src
+    )
     return f"{flat[:head]}…{tail[-(limit - head) :]} ({len(text):,} characters)"
 
 

@@ -119,7 +119,9 @@ class GrepStore:
                 elif version != str(SCHEMA_VERSION):
                     self._reset()
         except sqlite3.DatabaseError as exc:
-            raise IndexDamagedError(f"the grep index at {path} cannot be used ({exc}); delete it to rebuild") from exc
+            raise IndexDamagedError(
+                f"the grep index at {path} cannot be used ({exc}); delete it to rebuild"
+            ) from exc
         except OSError as exc:
             raise StorageError(f"cannot open the grep index at {path}: {exc.strerror or exc}") from exc
 
@@ -259,7 +261,10 @@ class GrepStore:
             keys = tris[starts].tolist()
             self.conn.executemany(
                 "INSERT INTO postings (tri, seg, docs) VALUES (?, ?, ?)",
-                ((k, seg, raw[a * 4 : b * 4]) for k, a, b in zip(keys, starts.tolist(), ends.tolist(), strict=True)),
+                (
+                    (k, seg, raw[a * 4 : b * 4])
+                    for k, a, b in zip(keys, starts.tolist(), ends.tolist(), strict=True)
+                ),
             )
 
     def needs_compaction(self) -> bool:

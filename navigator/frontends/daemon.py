@@ -256,7 +256,9 @@ class Daemon:
                 fh.write(
                     json.dumps({"pid": os.getpid(), "socket": str(self.paths.socket), "root": str(self.root)})
                 )
-            self._registration = Registration(self.registry, root=str(self.root), socket=str(self.paths.socket))
+            self._registration = Registration(
+                self.registry, root=str(self.root), socket=str(self.paths.socket)
+            )
             if self.warm_servers:
                 self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
@@ -353,7 +355,9 @@ class Daemon:
         except NavError as exc:
             log.warning("cannot read the index's languages: %s", exc)
             return None
-        by_files = sorted(sizes, key=lambda lang: (-sizes[lang][0], lang))  # a server is named by its main language
+        by_files = sorted(
+            sizes, key=lambda lang: (-sizes[lang][0], lang)
+        )  # a server is named by its main language
         self._code_servers = {
             lang: key for lang in by_files if lang in WARMABLE and (key := server_key(lang)) is not None
         }
@@ -522,7 +526,12 @@ class Daemon:
         # the model counts beyond the budget; within it, it has its own idle time (model_idle_s)
         holding = servers or (self.over_budget and self.nav.model_loaded())
         plan = budget_plan(
-            reg.id, entries, budget=self.max_daemons, idle_s=idle, exit_idle_s=self.model_idle_s, holding=holding
+            reg.id,
+            entries,
+            budget=self.max_daemons,
+            idle_s=idle,
+            exit_idle_s=self.model_idle_s,
+            holding=holding,
         )
         if plan == "exit":
             log.info("beyond the budget of %d daemons and idle for %.0f s; exiting", self.max_daemons, idle)
@@ -793,7 +802,9 @@ class Daemon:
             if key in named:
                 continue
             named.add(key)
-            warmed = next((lang for lang, k in self._code_servers.items() if k == key and lang in self.servers), None)
+            warmed = next(
+                (lang for lang, k in self._code_servers.items() if k == key and lang in self.servers), None
+            )
             out[warmed or language] = live.get(key) or (
                 "not available" if self.servers.get(warmed or "") == "not available" else "not started"
             )
@@ -1042,7 +1053,9 @@ def languages_to_warm(sizes: dict[str, tuple[int, int]]) -> list[str]:
     main = max(groups, key=lambda k: (groups[k][1], groups[k][0], k))
     out = [groups[main][2]]
     for key, (files, lines, language, _) in sorted(groups.items(), key=lambda kv: (-kv[1][1], kv[0])):
-        if key != main and (files >= WARM_SHARE * total_files or (total_lines and lines >= WARM_SHARE * total_lines)):
+        if key != main and (
+            files >= WARM_SHARE * total_files or (total_lines and lines >= WARM_SHARE * total_lines)
+        ):
             out.append(language)
     return out
 
