@@ -274,7 +274,9 @@ def test_servers_of_every_indexed_language_are_warmed_at_start(root: Path, clien
         (["refs", "f", "--deadline", "3"], None),  # any option but --json: the click CLI
         (["refs", "--help"], None),
         (["refs"], None),
-        (["search", "how"], None),
+        (["search", "how", "do", "we", "retry"], (None, "search", "how do we retry", False)),
+        (["search", "--code", "how"], None),  # an option: the click CLI
+        (["status"], None),
         (["--no-daemon", "def", "x"], None),
     ],
 )
