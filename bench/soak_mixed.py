@@ -159,7 +159,29 @@ def oracle(root: Path) -> dict[str, tuple[str, int]]:
         m = _DEF.match(text)
         if m:
             seen.setdefault(m.group(1), []).append((rel, int(lineno)))
-    return {name: places[0] for name, places in seen.items() if len(places) == 1 and not name.startswith("_")}
+    real = _real_definitions(root, {p for places in seen.values() for p, _ in places})
+    return {
+        name: places[0]
+        for name, places in seen.items()
+        if len(places) == 1 and not name.startswith("_") and (places[0][0], places[0][1], name) in real
+    }
+
+
+def _real_definitions(root: Path, paths: set[str]) -> set[tuple[str, int, str]]:
+    """(path, line, name) of every def and class Python's own parser sees: rg's line match also
+    takes ``class MyLoader(BaseLoader):`` in a docstring's example, which defines nothing."""
+    import ast
+
+    out: set[tuple[str, int, str]] = set()
+    for rel in paths:
+        try:
+            tree = ast.parse((root / rel).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out.add((rel, node.lineno, node.name))
+    return out
 
 
 # -- the tally ----------------------------------------------------------------------------------------
@@ -471,6 +493,23 @@ def cpu_s(pids: list[int]) -> float:
     return total
 
 
+def rss_by_process(pids: list[int]) -> list[tuple[float, int, str]]:
+    """(MB, pid, command) of each process, largest first."""
+    out = []
+    for p in pids:
+        with contextlib.suppress(OSError, ValueError):
+            kb = next(
+                int(ln.split()[1])
+                for ln in Path(f"/proc/{p}/status").read_text().splitlines()
+                if ln.startswith("VmRSS:")
+            )
+            cmd = (
+                Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            )
+            out.append((kb / 1024, p, cmd[:120]))
+    return sorted(out, reverse=True)
+
+
 def rss_mb(pids: list[int]) -> float:
     total = 0
     for p in pids:
@@ -501,6 +540,7 @@ class SoakResult:
     rss_left_mb: float
     left_running: int
     duration_s: float
+    rss_by_process: list[tuple[float, int, str]] = field(default_factory=list)
 
 
 def soak(
@@ -677,13 +717,14 @@ def soak(
         wait_for(lambda: False, rss_after_s - idle_s, step_s=1.0)
     left = [q for p in pids for q in tree(p)]
     rss = rss_mb(left)
+    by_process = rss_by_process(left)
     for r in (root, second):
         nav(r, "daemon", "stop", env=env, timeout=120)
     after = {str(root): vectors(root), str(second): vectors(second)}
     checks = {str(root): integrity(root), str(second): integrity(second)}
     wait_for(lambda: not [p for p in left if alive(p)], 30.0)
     still = [p for p in left if alive(p)]
-    return SoakResult(t, checks, before, after, idle_cpu, idle_s, rss, len(still), duration)
+    return SoakResult(t, checks, before, after, idle_cpu, idle_s, rss, len(still), duration, by_process)
 
 
 def report(r: SoakResult) -> str:
@@ -708,6 +749,12 @@ def report(r: SoakResult) -> str:
         f"idle CPU of the daemons and their servers over {r.idle_s:.0f} s: {r.idle_cpu_pct:.2f}% of a core",
         f"RSS of everything nav left running: {r.rss_left_mb:.0f} MB; processes alive after `nav daemon stop`: {r.left_running}",
     ]
+    if r.rss_by_process:
+        lines += [
+            "",
+            "what was resident then:",
+            *(f"- {mb:.0f} MB  {cmd}" for mb, _pid, cmd in r.rss_by_process[:8]),
+        ]
     if t.samples:
         lines += ["", "first failures:", *(f"- {s}" for s in t.samples)]
     return "\n".join(lines)
