@@ -208,6 +208,22 @@ def _other_root(line: bytes) -> bool:
     return isinstance(error, dict) and error.get("code") == _OTHER_ROOT
 
 
+def response_envelope(line: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(envelope, value) of a daemon reply that carries a ``Response``, else None (an error
+    reply, or one that is not JSON of that shape). Shared by the fast paths that read replies."""
+    from navigator.frontends import fastjson
+
+    try:
+        reply = fastjson.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
+    if not isinstance(env, dict) or env.get("type") != "navigator.results:Response":
+        return None
+    value = env.get("value")
+    return (env, value) if isinstance(value, dict) else None
+
+
 class _Row:
     """A result object read straight from the reply (the fields of a ``navigator.results`` type)."""
 
@@ -219,19 +235,13 @@ def _view(line: bytes) -> tuple[_Row, Any] | None:
     """The reply as (response, its JSON value) when it is a well-formed answer of this nav's
     shape, else None (then :func:`navigator.frontends.client.read_reply` reads it, raising
     the daemon's error or saying what is wrong with the reply)."""
-    from navigator.frontends import fastjson
-
     if not line.endswith(b"\n") or len(line) > _MAX_REPLY_BYTES:
         return None
-    try:
-        reply = fastjson.loads(line)
-    except (ValueError, RecursionError):
+    got = response_envelope(line)
+    if got is None:
         return None
-    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
-    if not isinstance(env, dict) or env.get("type") != "navigator.results:Response":
-        return None
-    value = env.get("value")
-    if not isinstance(value, dict) or tuple(value) != _RESPONSE:
+    env, value = got
+    if tuple(value) != _RESPONSE:
         return None
     items, notes = value["items"], value["notes"]
     if not isinstance(items, list) or not isinstance(notes, list) or not isinstance(value["complete"], bool):

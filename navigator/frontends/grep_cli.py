@@ -235,17 +235,11 @@ def _to_value(resp: Any) -> Any:
 
 def _view(line: bytes) -> Any:
     """The reply's Response value when it is a well-formed grep answer, else None."""
-    from navigator.frontends import fastjson
+    from navigator.frontends.entry import response_envelope
 
-    try:
-        reply = fastjson.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
-    if not isinstance(env, dict) or env.get("type") != "navigator.results:Response":
-        return None
-    value = env.get("value")
-    if not isinstance(value, dict) or not isinstance(value.get("items"), list):
+    got = response_envelope(line)
+    value = got[1] if got is not None else None
+    if value is None or not isinstance(value.get("items"), list):
         return None
     for item in value["items"]:
         if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not isinstance(item.get("line"), int):
