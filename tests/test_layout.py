@@ -156,3 +156,55 @@ def test_import_reader_sees_function_level_and_skips_type_checking(tmp_path: Pat
     assert {"navigator.checks", "navigator.frontends.cli", "navigator.find"} <= without
     assert "navigator.api" not in without
     assert "navigator.api" in _imports(src, type_checking=True)
+
+
+ROOT = NAVIGATOR.parent
+OURS = ("navigator", "semantic", "storage", "lsp")
+# Which of our packages each layer may import (DESIGN: storage at the bottom; lsp and semantic
+# beside each other, never importing each other; the engine, navigator/, over all three).
+MAY_IMPORT = {
+    "storage": set(),
+    "lsp": set(),
+    "semantic": {"storage"},
+}
+
+
+def _our_packages(path: Path) -> dict[str, int]:
+    """Our top-level packages ``path`` imports (any level, TYPE_CHECKING included), each with the
+    first line that does."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top in OURS:
+                found.setdefault(top, node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
+    allowed = MAY_IMPORT[layer] | {layer}
+    bad = {
+        f"{path.relative_to(ROOT)}:{line}": package
+        for path in sorted((ROOT / layer).rglob("*.py"))
+        for package, line in _our_packages(path).items()
+        if package not in allowed
+    }
+    assert not bad, f"{layer}/ may import only {sorted(allowed)}; these reach further: {bad}"
+
+
+def test_the_layer_reader_sees_every_import_form(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\nimport storage.db\nfrom semantic import parse\n"
+        "def f():\n    from lsp.pool import ServerPool\n"
+        "from . import sibling\n",
+        encoding="utf-8",
+    )
+    assert _our_packages(src) == {"storage": 2, "semantic": 3, "lsp": 5}
