@@ -19,7 +19,7 @@ Figures:
   their share of the code; the largest classes (lines, methods).
 - **Ranking switches left off**: upper-case module constants of the ranking modules (and the fields of
   a ``RankingConfig`` dataclass, wherever it lives) whose shipped value does nothing: ``False``,
-  ``0``/``0.0``, ``None``, or ``1.0`` for a ``*_PENALTY``/``*_BOOST``/``*_WEIGHT`` multiplier.
+  ``0``/``0.0``, ``None``, or ``1.0`` for a ``*_PENALTY``/``*_BOOST`` multiplier.
 - **Ranking settings patched from outside**: ``setattr(module, "NAME", ...)`` and
   ``monkeypatch.setattr(module, "NAME", ...)``/``monkeypatch.setattr("pkg.mod.NAME", ...)`` in
   ``tests/`` and ``bench/`` whose target is an upper-case name of an engine module.
@@ -155,7 +155,7 @@ def _noop_value(name: str, value: ast.expr) -> bool:
         return False
     if isinstance(v, (int, float)) and v == 0:
         return True
-    multiplier = name.upper().endswith(("_PENALTY", "_BOOST", "_WEIGHT"))
+    multiplier = name.upper().endswith(("_PENALTY", "_BOOST"))
     return multiplier and isinstance(v, (int, float)) and v == 1
 
 
