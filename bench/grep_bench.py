@@ -43,7 +43,7 @@ from storage.errors import UsageError  # noqa: E402
 
 NAV = [sys.executable, "-m", "navigator.frontends.entry"]
 BUILD = (
-    "import sys, time; from pathlib import Path; from navigator.grep import GrepIndex; "
+    "import sys, time; from pathlib import Path; from navigator.grep_index import GrepIndex; "
     "r = Path(sys.argv[1]); t = time.perf_counter(); i = GrepIndex(r, r / '.nav'); i.update(); "
     "s = i.store.stats(); s['seconds'] = time.perf_counter() - t; "
     "s['peak_rss_mb'] = [int(x.split()[1]) / 1024 for x in open('/proc/self/status') if x.startswith('VmHWM')][0]; "

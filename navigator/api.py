@@ -932,9 +932,9 @@ class Navigator:
     def grep_changed(self, paths: Sequence[str] | None = None) -> None:
         """Bring an existing grep index up to date after a change (root-relative ``paths``;
         None: any file may have changed). The daemon calls it after each re-index."""
-        from navigator import grep as engine
+        from navigator.grep_index import GREP_DB
 
-        if not (self.nav_dir / engine.GREP_DB).exists():
+        if not (self.nav_dir / GREP_DB).exists():
             return
         import sqlite3
 
@@ -947,7 +947,7 @@ class Navigator:
     def _grep_index(self) -> Any:
         index = getattr(self._local, "grep", None)
         if index is None:
-            from navigator.grep import GrepIndex
+            from navigator.grep_index import GrepIndex
 
             index = self._local.grep = GrepIndex(self.root, self.nav_dir)
             with self._lock:

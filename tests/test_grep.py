@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,13 +18,14 @@ import pytest
 from grep_oracle import make_tree, nav_flags, patterns, rg_lines, same_answer
 
 from navigator import grep as engine
+from navigator import grep_index, grep_plan
 from navigator.api import Navigator
 from navigator.frontends.client import DaemonClient
 from navigator.paths import daemon_paths
 from storage.errors import UsageError
 from storage.ngrams import GrepStore
 
-pytestmark = pytest.mark.skipif(engine.shutil.which("rg") is None, reason="ripgrep is not installed")
+pytestmark = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 
 
 def nav_lines(nav: Navigator, pattern: str, flags: tuple[str, ...], **kw: object) -> tuple[bool, set[tuple[str, int, str]]]:
@@ -70,7 +72,7 @@ def test_generated_patterns_equal_rg(nav: Navigator, tree: Path) -> None:
     for pattern, flags in patterns(tree, count=2000):
         rc, want = rg_lines(tree, pattern, flags)
         refused, got = nav_lines(nav, pattern, flags)
-        narrowed += engine.plan(pattern, fixed="-F" in flags, ignore_case="-i" in flags) != engine.ALL
+        narrowed += grep_plan.plan(pattern, fixed="-F" in flags, ignore_case="-i" in flags) != grep_plan.ALL
         if refused != (rc == 2) or not same_answer(tree, want, got):
             diffs.append((pattern, flags, [str(x)[:100] for x in sorted(want ^ got)[:2]]))
     assert diffs == [], f"{len(diffs)} differences: {diffs[:5]}"
@@ -129,15 +131,15 @@ def test_context_lines_equal_rg(nav: Navigator, tree: Path) -> None:
 
 
 def test_plan_narrows_soundly() -> None:
-    assert engine.plan("createSalesOrder") != engine.ALL
-    assert engine.plan(".") == engine.ALL
-    assert engine.plan(r"\w+") == engine.ALL
-    assert engine.plan("(?i)foo") == engine.ALL  # inline flags: not read, so every file
-    assert engine.plan("foo|.") == engine.ALL
+    assert grep_plan.plan("createSalesOrder") != grep_plan.ALL
+    assert grep_plan.plan(".") == grep_plan.ALL
+    assert grep_plan.plan(r"\w+") == grep_plan.ALL
+    assert grep_plan.plan("(?i)foo") == grep_plan.ALL  # inline flags: not read, so every file
+    assert grep_plan.plan("foo|.") == grep_plan.ALL
     # under -i the trigrams of k and s cannot narrow (KELVIN SIGN, LONG S match them)
-    assert engine.plan("kks", ignore_case=True) == engine.ALL
-    assert engine.plan("order", ignore_case=True) != engine.ALL
-    assert engine.plan("a.b", fixed=True) == ("tri", engine.trigram(b"a.b"))
+    assert grep_plan.plan("kks", ignore_case=True) == grep_plan.ALL
+    assert grep_plan.plan("order", ignore_case=True) != grep_plan.ALL
+    assert grep_plan.plan("a.b", fixed=True) == ("tri", grep_plan.trigram(b"a.b"))
 
 
 def test_index_is_incremental(tmp_path: Path) -> None:
@@ -229,7 +231,7 @@ def test_size_and_streaming(tree: Path, nav: Navigator, monkeypatch: pytest.Monk
 def test_files_too_big_to_index_are_still_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "repo"
     make_tree(root, files=4)
-    monkeypatch.setattr(engine, "MAX_INDEX_BYTES", 1000)
+    monkeypatch.setattr(grep_index, "MAX_INDEX_BYTES", 1000)
     with Navigator(root) as nav:
         assert_same(nav, root, "createSalesOrder")  # long.txt and bin_late.dat are over the cap
         assert any(h.path == "long.txt" for h in nav.grep("createSalesOrder").items)
