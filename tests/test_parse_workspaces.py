@@ -464,3 +464,14 @@ def test_an_enum_constant_with_a_body_has_its_header_as_signature() -> None:
     for language, path in (("java", "src/main/java/com/example/orders/Kinds.java"), ("kotlin", "src/Kinds.kt")):
         paid = [s for s in parsed(language, path).symbols if s.name == "PAID"]
         assert [s.signature for s in paid] == ['PAID("p")'], language
+
+
+@pytest.mark.parametrize(("language", "path"), [("kotlin", "src/Kinds.kt"), ("scala", "src/Orders.scala")])
+def test_a_file_parses_to_the_same_references_every_time(language: str, path: str) -> None:
+    """tree-sitter hands back the captures of one position (``shop`` and ``shop.orders`` at 1:9)
+    in no fixed order; the references are ordered totally, so re-indexing changes nothing."""
+    text = (WORKSPACES / language / path).read_text(encoding="utf-8")
+    first = parse_source(path, text, language).refs
+    assert any(a.line == b.line and a.col == b.col for a, b in zip(first, first[1:])), "no tie to order"
+    for _ in range(12):
+        assert parse_source(path, text, language).refs == first
