@@ -12,6 +12,7 @@ The same files serve the language-server tests, so the cases are read genericall
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -472,6 +473,6 @@ def test_a_file_parses_to_the_same_references_every_time(language: str, path: st
     in no fixed order; the references are ordered totally, so re-indexing changes nothing."""
     text = (WORKSPACES / language / path).read_text(encoding="utf-8")
     first = parse_source(path, text, language).refs
-    assert any(a.line == b.line and a.col == b.col for a, b in zip(first, first[1:])), "no tie to order"
+    assert any(a.line == b.line and a.col == b.col for a, b in itertools.pairwise(first)), "no tie to order"
     for _ in range(12):
         assert parse_source(path, text, language).refs == first
