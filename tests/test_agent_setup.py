@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from navigator.frontends import agent_setup
+from navigator.frontends import agent_setup, jsonc_text
 from navigator.frontends.agent_setup import INSTRUCTIONS, TOOLS_NAMED
 from navigator.frontends.cli import main
 from storage.errors import UsageError
@@ -203,7 +203,7 @@ def test_remove_gives_back_the_users_files_byte_for_byte(
                 old_v, new_v = tomllib.loads(old_text), tomllib.loads(new_text)
                 assert new_v["mcp_servers"]["other"] == old_v["mcp_servers"]["other"] and new_v["model"] == "o3"
             else:
-                old_v, new_v = agent_setup._jsonc_value(old_text), agent_setup._jsonc_value(new_text)
+                old_v, new_v = jsonc_text.jsonc_value(old_text), jsonc_text.jsonc_value(new_text)
                 for key, value in old_v.items():
                     if isinstance(value, dict):
                         assert {k: v for k, v in new_v[key].items() if k != "nav"} == value
@@ -280,7 +280,7 @@ def test_opencode_2_files_get_the_entry_under_mcp_servers(where: tuple[Path, Pat
     (root / "opencode.jsonc").write_text('{\n  // v2\n  "mcp": {\n    "servers": {\n      "x": {"type": "local", "command": ["x"]},\n    },\n  },\n}\n')  # fmt: skip
     original = (root / "opencode.jsonc").read_bytes()
     run("opencode", root, home)
-    doc = agent_setup._jsonc_value((root / "opencode.jsonc").read_text())
+    doc = jsonc_text.jsonc_value((root / "opencode.jsonc").read_text())
     assert doc["mcp"]["servers"]["nav"] == {"type": "local", "command": [NAV, "-C", str(root), "mcp"]}
     assert not (root / "opencode.json").exists()
     run("opencode", root, home, remove=True)
@@ -493,7 +493,7 @@ def test_setup_then_remove_is_the_identity_on_any_json(
 
     step(remove=False)
     written = files[path].decode()
-    value = agent_setup._jsonc_value(written)
+    value = jsonc_text.jsonc_value(written)
     assert value["mcpServers"]["nav"] == {"command": NAV, "args": ["-C", "/r", "mcp"]}
     assert {k: v for k, v in value["mcpServers"].items() if k != "nav"} == (servers or {})
     assert ("\n" in written.replace("\r\n", "")) == (not crlf and "\n" in written)  # line ends kept

@@ -30,13 +30,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from navigator.frontends.jsonc_text import (
+    JsonObject,
+    JsonSyntaxError,
+    delete_member,
+    find_member,
+    indent_unit,
+    insert_member,
+    jsonc_value,
+    line_indent,
+    newline,
+    parse_object,
+    render,
+)
 from storage.errors import UsageError, shorten
 
 SERVER = "nav"
 """The MCP server's name in every agent's configuration."""
 
 AGENTS = ("claude", "codex", "cursor", "opencode", "gemini", "vscode")
-ALIASES = {"claude-code": "claude", "gemini-cli": "gemini", "vs-code": "vscode", "code": "vscode", "copilot": "vscode"}
+ALIASES = {
+    "claude-code": "claude",
+    "gemini-cli": "gemini",
+    "vs-code": "vscode",
+    "code": "vscode",
+    "copilot": "vscode",
+}
 TITLES = {
     "claude": "Claude Code",
     "codex": "Codex",
@@ -217,13 +236,21 @@ def _targets(
     plain = {"command": exe, "args": args}
     notes: list[str] = []
     if project:
-        notes.append("the entry holds this machine's paths to nav and the repository: keep it out of version control")
+        notes.append(
+            "the entry holds this machine's paths to nav and the repository: keep it out of version control"
+        )
     else:
-        notes.append("the entry has no -C: nav serves the repository the agent runs in (the nearest folder with .nav or .git)")
+        notes.append(
+            "the entry has no -C: nav serves the repository the agent runs in (the nearest folder with .nav or .git)"
+        )
     if agent == "claude":
         if project:
             notes.append("Claude Code asks once before it starts a server from .mcp.json")
-            return _Config(j(root, ".mcp.json"), "json", ("mcpServers",), stdio), _Text(j(root, "CLAUDE.md")), notes
+            return (
+                _Config(j(root, ".mcp.json"), "json", ("mcpServers",), stdio),
+                _Text(j(root, "CLAUDE.md")),
+                notes,
+            )
         return (
             _Config(j(home, ".claude.json"), "json", ("mcpServers",), stdio),
             _Text(j(home, ".claude", "CLAUDE.md")),
@@ -232,9 +259,11 @@ def _targets(
     if agent == "codex":
         if project:
             notes.append("Codex reads .codex/config.toml only in a project you have marked as trusted")
-            return _Config(j(root, ".codex", "config.toml"), "toml", ("mcp_servers",), plain, ""), _Text(
-                j(root, "AGENTS.md")
-            ), notes
+            return (
+                _Config(j(root, ".codex", "config.toml"), "toml", ("mcp_servers",), plain, ""),
+                _Text(j(root, "AGENTS.md")),
+                notes,
+            )
         codex_home = env.get("CODEX_HOME") or j(home, ".codex")
         return (
             _Config(j(codex_home, "config.toml"), "toml", ("mcp_servers",), plain, ""),
@@ -297,8 +326,8 @@ def _opencode_v2(data: bytes | None) -> bool:
     if data is None:
         return False
     try:
-        value = _jsonc_value(data.decode("utf-8"))
-    except (UnicodeDecodeError, _Syntax, ValueError):
+        value = jsonc_value(data.decode("utf-8"))
+    except (UnicodeDecodeError, JsonSyntaxError, ValueError):
         return False  # said properly when the file is planned
     mcp = value.get("mcp") if isinstance(value, dict) else None
     return isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict)
@@ -324,344 +353,27 @@ def nav_command(argv0: str | None = None) -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "navigator.frontends.cli"]
 
 
-# -- JSON and JSONC, edited as text ----------------------------------------------------------
-
-
-class _Syntax(Exception):
-    def __init__(self, message: str, pos: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.pos = pos
-
-
-@dataclass
-class _Member:
-    key: str
-    key_start: int
-    value_start: int
-    value_end: int
-    comma: int  # the comma after the value, -1 when none
-    obj: _Obj | None  # the value, when it is an object
-
-
-@dataclass
-class _Obj:
-    start: int  # the "{"
-    end: int  # after the "}"
-    members: list[_Member]
-
-
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]+|\\.)*"', re.S)
-_SPACE = re.compile(r"[ \t\r\n]*")
-_WS = " \t\r\n"
-_DECODER = json.JSONDecoder()
-
-
-class _Scanner:
-    """A JSON scanner that keeps positions; with ``comments``, JSONC (``//`` and ``/* */``
-    comments, trailing commas). ``blank`` collects the spans that are not JSON (comments,
-    trailing commas), so the text can be read as JSON too."""
-
-    def __init__(self, text: str, *, comments: bool, depth: int = 1 << 30) -> None:
-        self.text = text
-        self.comments = comments
-        self.depth = depth  # objects nested deeper than this are skipped, their members not listed
-        self.pos = 1 if text.startswith("\ufeff") else 0
-        self.blank: list[tuple[int, int]] = []
-
-    def skip(self) -> None:
-        t = self.text
-        while self.pos < len(t):
-            self.pos = _SPACE.match(t, self.pos).end()  # type: ignore[union-attr]  # `*` always matches
-            if self.comments and t.startswith("//", self.pos):
-                end = t.find("\n", self.pos)
-                end = len(t) if end < 0 else end
-                self.blank.append((self.pos, end))
-                self.pos = end
-            elif self.comments and t.startswith("/*", self.pos):
-                end = t.find("*/", self.pos + 2)
-                if end < 0:
-                    raise _Syntax("a /* comment is never closed", self.pos)
-                self.blank.append((self.pos, end + 2))
-                self.pos = end + 2
-            else:
-                return
-
-    def document(self) -> _Obj | None:
-        self.skip()
-        value = self.value(0)
-        self.skip()
-        if self.pos != len(self.text):
-            raise _Syntax("unexpected text after the top-level value", self.pos)
-        return value
-
-    def value(self, depth: int) -> _Obj | None:
-        t, p = self.text, self.pos
-        if p >= len(t):
-            raise _Syntax("unexpected end of file", p)
-        c = t[p]
-        if c in "{[" and (c == "[" or depth > self.depth):
-            try:  # a value nav does not edit: skipped by json's own scanner (C), when it is plain JSON
-                self.pos = _DECODER.raw_decode(t, p)[1]
-                return None
-            except ValueError:
-                pass  # comments, trailing commas, or an error to locate: the scan below
-        if c == "{":
-            return self.obj(depth)
-        if c == "[":
-            self.array(depth)
-            return None
-        if c == '"':
-            self.string()
-            return None
-        for word in ("true", "false", "null"):
-            if t.startswith(word, p):
-                self.pos = p + len(word)
-                return None
-        m = _NUMBER.match(t, p)
-        if m is None or m.end() == p:
-            raise _Syntax(f"unexpected {t[p]!r}", p)
-        self.pos = m.end()
-        return None
-
-    def string(self, *, decode: bool = False) -> str:
-        t, start = self.text, self.pos
-        m = _STRING.match(t, start)
-        if m is not None:
-            self.pos = m.end()
-            if not decode:
-                return ""
-            try:
-                decoded: str = json.loads(m.group())
-            except ValueError:
-                raise _Syntax("a bad escape in a string", start) from None
-            return decoded
-        p = start + 1  # say what is wrong with it
-        while True:
-            if p >= len(t):
-                raise _Syntax("a string is never closed", start)
-            c = t[p]
-            if c == '"':
-                break
-            if c == "\\":
-                p += 2
-                continue
-            if c < " ":
-                raise _Syntax("a control character inside a string", p)
-            p += 1
-        self.pos = p + 1
-        try:
-            value: str = json.loads(t[start : p + 1])
-        except ValueError:
-            raise _Syntax("a bad escape in a string", start) from None
-        return value
-
-    def array(self, depth: int) -> None:
-        self.pos += 1
-        self.skip()
-        if self.text.startswith("]", self.pos):
-            self.pos += 1
-            return
-        while True:
-            self.skip()
-            self.value(depth + 1)
-            self.skip()
-            c = self.text[self.pos : self.pos + 1]
-            if c == ",":
-                comma = self.pos
-                self.pos += 1
-                self.skip()
-                if self.comments and self.text.startswith("]", self.pos):
-                    self.blank.append((comma, comma + 1))
-                    self.pos += 1
-                    return
-            elif c == "]":
-                self.pos += 1
-                return
-            else:
-                raise _Syntax("expected ',' or ']' in a list", self.pos)
-
-    def obj(self, depth: int) -> _Obj:
-        start = self.pos
-        self.pos += 1
-        members: list[_Member] = []
-        self.skip()
-        if self.text.startswith("}", self.pos):
-            self.pos += 1
-            return _Obj(start, self.pos, members)
-        while True:
-            self.skip()
-            if not self.text.startswith('"', self.pos):
-                raise _Syntax("expected a quoted key", self.pos)
-            key_start = self.pos
-            key = self.string(decode=True)
-            self.skip()
-            if not self.text.startswith(":", self.pos):
-                raise _Syntax("expected ':' after a key", self.pos)
-            self.pos += 1
-            self.skip()
-            value_start = self.pos
-            sub = self.value(depth + 1)
-            member = _Member(key, key_start, value_start, self.pos, -1, sub)
-            members.append(member)
-            self.skip()
-            c = self.text[self.pos : self.pos + 1]
-            if c == ",":
-                member.comma = self.pos
-                self.pos += 1
-                self.skip()
-                if self.comments and self.text.startswith("}", self.pos):
-                    self.blank.append((member.comma, member.comma + 1))
-                    self.pos += 1
-                    return _Obj(start, self.pos, members)
-            elif c == "}":
-                self.pos += 1
-                return _Obj(start, self.pos, members)
-            else:
-                raise _Syntax("expected ',' or '}' in an object", self.pos)
-
-
-def _jsonc_value(text: str) -> Any:
-    """The value of a JSONC text (comments and trailing commas read as blanks)."""
-    try:
-        return json.loads(text.lstrip("\ufeff"))  # most files have neither
-    except ValueError:
-        pass
-    scanner = _Scanner(text, comments=True)
-    scanner.document()
-    chars = list(text)
-    for a, b in scanner.blank:
-        for i in range(a, b):
-            if chars[i] not in "\r\n":
-                chars[i] = " "
-    return json.loads("".join(chars).lstrip("\ufeff"))
-
-
-def _where(text: str, pos: int) -> str:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return f"line {line}, column {col}"
-
-
-def _parse(text: str, fmt: str, path: str, depth: int) -> tuple[_Obj, Any]:
-    """The spans of the top-level object and of the objects ``depth`` levels into it, and the
-    document's value; or a UsageError naming the file."""
-    try:
-        value = json.loads(text.lstrip("\ufeff")) if fmt == "json" else _jsonc_value(text)
-        top = _Scanner(text, comments=fmt == "jsonc", depth=depth).document()
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
-                         "fix it and run `nav setup` again (nothing was written)") from None  # fmt: skip
-    except _Syntax as err:
-        raise UsageError(
-            f"{path} is not valid {'JSONC' if fmt == 'jsonc' else 'JSON'} ({err.message} at {_where(text, err.pos)}); "
-            "fix it and run `nav setup` again (nothing was written)"
-        ) from None
-    if top is None or not isinstance(value, dict):
-        raise UsageError(f"{path} does not hold a JSON object at the top; nav will not guess how to merge into it")
-    return top, value
-
-
-def _member(obj: _Obj, key: str, path: str, where: str) -> _Member | None:
-    found = [m for m in obj.members if m.key == key]
-    if len(found) > 1:
-        raise UsageError(f"{path} has {len(found)} `{shorten(key)}` keys in {where}; keep one and run `nav setup` again")
-    return found[0] if found else None
-
-
-def _line_indent(text: str, pos: int) -> str:
-    start = text.rfind("\n", 0, pos) + 1
-    end = start
-    while end < len(text) and text[end] in " \t":
-        end += 1
-    return text[start:end]
-
-
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
-
-
-def _unit(text: str, top: _Obj) -> str:
-    """The file's indentation step: its top-level members' indentation, else two spaces."""
-    if top.members and "\n" in text[top.start : top.members[0].key_start]:
-        ind = _line_indent(text, top.members[0].key_start)
-        if ind:
-            return ind
-    return "  "
-
-
-def _render(value: Any, indent: str, unit: str, nl: str, *, compact: bool) -> str:
-    """``value`` as JSON text at ``indent``: an object a member a line, a list on one line."""
-    if compact or not isinstance(value, dict) or not value:
-        return json.dumps(value, ensure_ascii=False)
-    inner = indent + unit
-    items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_render(v, inner, unit, nl, compact=False)}"
-             for k, v in value.items()]  # fmt: skip
-    return "{" + nl + ("," + nl).join(items) + nl + indent + "}"
-
-
-def _insert(text: str, obj: _Obj, key: str, value: Any, unit: str) -> str:
-    """``key: value`` as the object's first member; :func:`_delete` takes exactly it out again."""
-    nl = _newline(text)
-    at = obj.start + 1
-    name = json.dumps(key, ensure_ascii=False) + ": "
-    if obj.members:
-        first = obj.members[0]
-        if "\n" in text[at : first.key_start]:
-            ind = _line_indent(text, first.key_start)
-            piece = nl + ind + name + _render(value, ind, unit, nl, compact=False) + ","
-        else:
-            piece = name + _render(value, "", unit, nl, compact=True) + ","
-    elif "\n" in text:
-        outer = _line_indent(text, obj.start)
-        ind = outer + unit
-        piece = nl + ind + name + _render(value, ind, unit, nl, compact=False) + nl + outer
-    else:
-        piece = name + _render(value, "", unit, nl, compact=True)
-    return text[:at] + piece + text[at:]
-
-
-def _delete(text: str, obj: _Obj, index: int) -> str:
-    """The member taken out with the separators :func:`_insert` put around it."""
-    m = obj.members[index]
-    start = m.key_start
-    while start > 0 and text[start - 1] in _WS:
-        start -= 1
-    start = max(start, obj.start + 1)
-    if index > 0 and start <= obj.members[index - 1].comma:
-        start = obj.members[index - 1].comma + 1
-    if m.comma >= 0:
-        return text[:start] + text[m.comma + 1 :]
-    if index > 0:
-        prev = obj.members[index - 1].comma
-        return text[:prev] + text[prev + 1 : start] + text[m.value_end :]
-    tail = _newline(text) + _line_indent(text, obj.start)
-    end = m.value_end + len(tail) if text.startswith(tail, m.value_end) else m.value_end
-    return text[:start] + text[end:]
-
-
 def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes | None:
     if target.fmt == "toml":
         return _plan_toml(target, old, remove=remove)
     if old is None and remove:
         return None
     text = target.base if old is None else _decode(old, target.path)
-    top, before = _parse(text, target.fmt, target.path, len(target.container))
-    unit = _unit(text, top)
+    top, before = parse_object(text, target.fmt, target.path, len(target.container))
+    unit = indent_unit(text, top)
     where = "the top-level object"
     if remove:
-        chain: list[_Obj] = [top]
+        chain: list[JsonObject] = [top]
         for key in target.container:
-            m = _member(chain[-1], key, target.path, where)
+            m = find_member(chain[-1], key, target.path, where)
             if m is None or m.obj is None:
                 return old
             chain.append(m.obj)
             where = f"`{key}`"
-        mine = _member(chain[-1], SERVER, target.path, where)
+        mine = find_member(chain[-1], SERVER, target.path, where)
         if mine is None:
             return old
-        text = _delete(text, chain[-1], chain[-1].members.index(mine))
+        text = delete_member(text, chain[-1], chain[-1].members.index(mine))
         # A container left empty goes too when nav could have added it: nav puts what it adds first
         # in its object, so an empty `"mcpServers": {}` of the user's further down stays.
         dropped = 0
@@ -672,7 +384,7 @@ def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes |
                 break
             if parent.members[0].key != target.container[depth - 1]:
                 break
-            text = _delete(text, parent, 0)
+            text = delete_member(text, parent, 0)
             dropped += 1
         expected = _without(before, target.container, dropped)
         if old is not None and text == target.base:
@@ -681,9 +393,9 @@ def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes |
     else:
         obj = top
         for key in target.container:
-            m = _member(obj, key, target.path, where)
+            m = find_member(obj, key, target.path, where)
             if m is None:
-                text = _insert(text, obj, key, {}, unit)
+                text = insert_member(text, obj, key, {}, unit)
                 obj = _chain(text, target, upto=target.container.index(key) + 1)[-1]
             elif m.obj is None:
                 raise UsageError(
@@ -693,22 +405,22 @@ def _plan_config(target: _Config, old: bytes | None, *, remove: bool) -> bytes |
             else:
                 obj = m.obj
             where = f"`{key}`"
-        mine = _member(obj, SERVER, target.path, where)
+        mine = find_member(obj, SERVER, target.path, where)
         if mine is None:
-            text = _insert(text, obj, SERVER, target.entry, unit)
+            text = insert_member(text, obj, SERVER, target.entry, unit)
         else:
-            nl = _newline(text)
-            ind = _line_indent(text, mine.key_start)
+            nl = newline(text)
+            ind = line_indent(text, mine.key_start)
             compact = "\n" not in text[obj.start : obj.end]
-            rendered = _render(target.entry, ind, unit, nl, compact=compact)
+            rendered = render(target.entry, ind, unit, nl, compact=compact)
             text = text[: mine.value_start] + rendered + text[mine.value_end :]
         expected = _with(before, target.container, target.entry)
     _check(text, target, expected)
     return text.encode("utf-8")
 
 
-def _chain(text: str, target: _Config, upto: int | None = None) -> list[_Obj]:
-    top, _ = _parse(text, target.fmt, target.path, len(target.container))
+def _chain(text: str, target: _Config, upto: int | None = None) -> list[JsonObject]:
+    top, _ = parse_object(text, target.fmt, target.path, len(target.container))
     objs = [top]
     for key in target.container[:upto]:
         m = next(m for m in objs[-1].members if m.key == key)
@@ -741,9 +453,11 @@ def _without(doc: dict[str, Any], container: tuple[str, ...], dropped: int) -> d
 def _check(text: str, target: _Config, expected: Any) -> None:
     """The edited text parses to exactly what was meant, or nothing is written."""
     try:
-        _, value = _parse(text, target.fmt, target.path, len(target.container))
+        _, value = parse_object(text, target.fmt, target.path, len(target.container))
     except UsageError as err:  # pragma: no cover - a bug in the textual edit
-        raise UsageError(f"nav could not merge into {target.path} safely ({err}); add {_by_hand(target)} by hand") from None
+        raise UsageError(
+            f"nav could not merge into {target.path} safely ({err}); add {_by_hand(target)} by hand"
+        ) from None
     if value != expected:  # pragma: no cover - a bug in the textual edit
         raise UsageError(f"nav could not merge into {target.path} safely; add {_by_hand(target)} by hand")
 
@@ -759,7 +473,9 @@ def _decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise UsageError(f"{path} is not UTF-8 text (byte {err.start}); nav will not edit it (nothing was written)") from None
+        raise UsageError(
+            f"{path} is not UTF-8 text (byte {err.start}); nav will not edit it (nothing was written)"
+        ) from None
 
 
 # -- TOML (Codex): a marked table block ------------------------------------------------------
@@ -805,7 +521,7 @@ def _plan_toml(target: _Config, old: bytes | None, *, remove: bool) -> bytes | N
             f"{target.path} already defines [mcp_servers.{SERVER}] outside nav's block; "
             "remove it (or rename it) and run `nav setup codex` again"
         )
-    nl = _newline(text)
+    nl = newline(text)
     block = (_TOML_BEGIN_LINE + "\n" + _toml_table(target.entry) + _TOML_END + "\n").replace("\n", nl)
     new = _put(text, span, block)
     try:
@@ -847,12 +563,14 @@ def _put(text: str, span: tuple[int, int] | None, block: str) -> str:
         return text[: span[0]] + block + text[span[1] :]
     if not text:
         return block
-    return text + _newline(text) + block
+    return text + newline(text) + block
 
 
 def _drop(text: str, span: tuple[int, int]) -> str:
     head, tail = text[: span[0]], text[span[1] :]
-    nl = "\r\n" if text.endswith("\r\n", 0, span[1]) else "\n"  # the block's own line ends, as _put wrote them
+    nl = (
+        "\r\n" if text.endswith("\r\n", 0, span[1]) else "\n"
+    )  # the block's own line ends, as _put wrote them
     # the break _put added; before a block the user has since written text after, one blank line
     if head.endswith(nl + nl if tail else nl):
         head = head[: -len(nl)]
@@ -869,7 +587,7 @@ def _plan_text(target: _Text, old: bytes | None, *, remove: bool) -> bytes | Non
             return old
         new = _drop(text, span)
         return None if new == target.base else new.encode("utf-8")
-    nl = _newline(text)
+    nl = newline(text)
     block = (_MD_BEGIN_LINE + "\n" + INSTRUCTIONS + _MD_END + "\n").replace("\n", nl)
     return _put(text, span, block).encode("utf-8")
 
@@ -963,4 +681,3 @@ def summary(plan: Plan, *, remove: bool, written: bool = True) -> list[str]:
     if not remove:
         lines.extend(f"note: {n}" for n in plan.notes)
     return lines
-
