@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from test_exact_servers import DEADLINE, WORKSPACES, require_server
 
-from lsp.registry import Gopls, _missing_requirements, _strip_requirements, available_definition
+from lsp.registry import Gopls, available_definition
+from lsp.servers.go import missing_requirements, strip_requirements
 from navigator.api import Navigator
 from navigator.exact import ExactNavigator, NavigatorTable
 
@@ -30,7 +31,7 @@ replace example.com/other => ../other
 
 
 def test_strip_requirements_keeps_everything_else() -> None:
-    stripped = _strip_requirements(GO_MOD)
+    stripped = strip_requirements(GO_MOD)
     assert "require" not in stripped and "absent" not in stripped
     assert "module example.com/orders" in stripped and "go 1.21" in stripped and "replace" in stripped
 
@@ -41,7 +42,7 @@ def test_missing_requirements_are_those_not_in_the_cache(
     (tmp_path / "go.mod").write_text(GO_MOD)
     cache = tmp_path / "modcache"
     monkeypatch.setenv("GOMODCACHE", str(cache))
-    assert _missing_requirements(tmp_path) == [
+    assert missing_requirements(tmp_path) == [
         "github.com/absent/money",
         "github.com/absent/log",
         "golang.org/x/absent",
@@ -49,7 +50,7 @@ def test_missing_requirements_are_those_not_in_the_cache(
     present = cache / "cache" / "download" / "github.com" / "absent" / "log" / "@v"
     present.mkdir(parents=True)
     (present / "v0.1.0.mod").write_text("module github.com/absent/log\n")
-    assert "github.com/absent/log" not in _missing_requirements(tmp_path)
+    assert "github.com/absent/log" not in missing_requirements(tmp_path)
 
 
 def test_old_gopls_is_not_started_on_a_three_part_go_version(
