@@ -11,7 +11,7 @@ Two comparisons:
   each at every ``--threads`` count, with the cosine of each runtime's vectors to torch's
   on the same chunks (mean / min). ``torch-int8`` is torch's dynamic int8 quantization of
   the Linear layers (per-tensor and per-channel), ``onnx`` the plain fp32 ONNX export, and
-  ``onnx-int8`` nav's default (:class:`semantic.embed.OnnxInt8Embedder`; ``onnx-int8@16``: with
+  ``onnx-int8`` nav's default (:class:`semantic.onnx_int8.OnnxInt8Embedder`; ``onnx-int8@16``: with
   batches of 16 instead of one text per call).
 
     python bench/embed_speed.py --db bench/corpora/.idx/<slug>/flask.db --n 128 --rounds 3 --lengths 128,256
@@ -36,17 +36,19 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from semantic.embed import (  # noqa: E402
-    ONNX_BATCH,
-    OnnxInt8Embedder,
     SentenceTransformerEmbedder,
-    _OrtRunner,
-    _tokenizer,
     bounded_threads,
     default_model_path,
     embedding_text,
+    thread_limit,
+)
+from semantic.onnx_int8 import (  # noqa: E402
+    ONNX_BATCH,
+    OnnxInt8Embedder,
+    _OrtRunner,
+    _tokenizer,
     export_fp32,
     prepare_onnx_int8,
-    thread_limit,
 )
 from storage.db import Store  # noqa: E402
 

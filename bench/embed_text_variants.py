@@ -25,6 +25,7 @@ import semble_bench  # noqa: E402
 
 import navigator.search as search_module  # noqa: E402
 import semantic.embed as embed  # noqa: E402
+import semantic.onnx_int8 as onnx  # noqa: E402
 
 VARIANT = os.environ.get("EMBTEXT", "")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -48,8 +49,8 @@ def main() -> None:
     if VARIANT not in ("split", "bag"):
         raise SystemExit("set EMBTEXT=split or EMBTEXT=bag")
     search_module.embedding_text = variant_text  # type: ignore[assignment]
-    model_id = embed.OnnxInt8Embedder.model_id
-    embed.OnnxInt8Embedder.model_id = property(lambda self: model_id.fget(self) + ":txt-" + VARIANT)  # type: ignore[assignment,attr-defined]
+    model_id = onnx.OnnxInt8Embedder.model_id
+    onnx.OnnxInt8Embedder.model_id = property(lambda self: model_id.fget(self) + ":txt-" + VARIANT)  # type: ignore[assignment,attr-defined]
     semble_bench.main()
 
 

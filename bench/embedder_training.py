@@ -44,12 +44,12 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench.semble_bench import BENCH, CORPORA, DEVELOPMENT, label_prefix  # noqa: E402
 from semantic.embed import (  # noqa: E402
-    OnnxInt8Embedder,
     default_model_path,
     embedding_text,
     load_embedder,
     set_thread_limit,
 )
+from semantic.onnx_int8 import OnnxInt8Embedder  # noqa: E402
 from semantic.vectors import VectorIndex  # noqa: E402
 
 REPOS = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}

@@ -13,7 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic.embed import OnnxInt8Embedder, SentenceTransformerEmbedder, thread_limit  # noqa: E402
+from semantic.embed import SentenceTransformerEmbedder, thread_limit  # noqa: E402
+from semantic.onnx_int8 import OnnxInt8Embedder  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 QUERIES = [

@@ -1,4 +1,4 @@
-"""The default model on ONNX Runtime int8 (semantic.embed.OnnxInt8Embedder), against the real
+"""The default model on ONNX Runtime int8 (semantic.onnx_int8.OnnxInt8Embedder), against the real
 torch path: the export is made here from the installed model, its vectors agree with torch's
 on real code chunks, every call runs on a bounded thread pool, and nav falls back to torch,
 with a log line, when onnxruntime is missing or the export fails."""
@@ -15,17 +15,17 @@ import numpy as np
 import pytest
 
 import semantic.embed as embed
+import semantic.onnx_int8 as onnx_int8
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic.embed import (
     EmbedError,
-    OnnxInt8Embedder,
     SentenceTransformerEmbedder,
     bounded_threads,
     embedding_text,
     load_embedder,
-    prepare_onnx_int8,
 )
+from semantic.onnx_int8 import OnnxInt8Embedder, prepare_onnx_int8
 from storage.db import Store
 
 pytestmark = pytest.mark.slow
@@ -67,16 +67,16 @@ def test_int8_vectors_agree_with_torch_on_real_chunks(folder: Path, chunks: list
     assert got.shape == ref.shape == (len(chunks), 384) and got.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     cos = (got * ref).sum(axis=1)
-    assert cos.min() >= embed.ONNX_MIN_COSINE and cos.mean() >= 0.99, cos
+    assert cos.min() >= onnx_int8.ONNX_MIN_COSINE and cos.mean() >= 0.99, cos
     q_onnx, q_torch = (
         onnx.embed_query("where is an order's total computed"),
         torch_path.embed_query("where is an order's total computed"),
     )
-    assert float(q_onnx @ q_torch) >= embed.ONNX_MIN_COSINE
+    assert float(q_onnx @ q_torch) >= onnx_int8.ONNX_MIN_COSINE
     # Close, not equal: int8 vectors are not interchangeable with torch's, so they are kept apart.
     assert onnx.model_id == torch_path.model_id + ":ort-int8"
     meta = json.loads((folder / "meta.json").read_text())
-    assert meta["min_probe_cosine"] >= embed.ONNX_MIN_COSINE
+    assert meta["min_probe_cosine"] >= onnx_int8.ONNX_MIN_COSINE
 
 
 def test_a_chunks_vector_does_not_depend_on_the_chunks_embedded_beside_it(
@@ -203,13 +203,13 @@ def test_choosing_the_runtime_exports_nothing_and_first_use_exports(
     assert isinstance(emb, OnnxInt8Embedder) and emb.model_id.endswith(":ort-int8")
     assert not list(tmp_path.rglob("*.onnx"))  # a lexical search reads the id: no export for that
     seen: list[int] = []
-    real_export = embed._export_int8_unbounded
+    real_export = onnx_int8._export_int8_unbounded
 
     def spy(model_path: Path, out_dir: Path, max_seq_length: int) -> float:
         seen.append(torch.get_num_threads())
         return real_export(model_path, out_dir, max_seq_length)
 
-    monkeypatch.setattr(embed, "_export_int8_unbounded", spy)
+    monkeypatch.setattr(onnx_int8, "_export_int8_unbounded", spy)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -231,7 +231,7 @@ def test_a_failed_export_is_a_clear_error_then_torch_from_the_next_start(
         calls.append(out_dir)
         raise RuntimeError("Unsupported ONNX opset for aten::scaled_dot_product_attention")
 
-    monkeypatch.setattr(embed, "_export_int8", broken)
+    monkeypatch.setattr(onnx_int8, "_export_int8", broken)
     monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
     first = load_embedder()
@@ -251,7 +251,7 @@ def test_a_failed_export_is_a_clear_error_then_torch_from_the_next_start(
     assert "Unsupported ONNX opset" in caplog.text
     assert "failed before" in caplog.text
     failed = json.loads((calls[0] / "failed.json").read_text())
-    assert failed["versions"] == embed._export_versions()
+    assert failed["versions"] == onnx_int8._export_versions()
     assert again.embed_query("x").shape == (384,)
 
 
