@@ -20,7 +20,7 @@ from tree_sitter import Node, Parser, QueryCursor, Tree
 from semantic.chunking import FALLBACK_WINDOW_LINES, chunk_hash, chunk_tree, fallback
 from semantic.definitions import definitions
 from semantic.syntax import Grammar, SourceText, grammar_for
-from storage.model import ParsedFile, SyntaxRef
+from storage.model import ParsedFile, SymbolDef, SyntaxRef
 
 __all__ = [
     "DEFAULT_CHUNK_BUDGET",
@@ -28,6 +28,7 @@ __all__ = [
     "MAX_PARSE_BYTES",
     "UNKNOWN_LANGUAGE",
     "chunk_hash",
+    "parse_definitions",
     "parse_source",
 ]
 
@@ -75,6 +76,23 @@ def parse_source(
     except Exception as exc:  # noqa: BLE001 - degrade visibly, never fail the indexer on one file
         log.warning("parsing %s as %s failed; using line windows", path, language, exc_info=True)
         return fallback(path, language, text, budget, f"parse failed: {type(exc).__name__}: {exc}")
+
+
+def parse_definitions(path: str, text: str, language: str) -> list[SymbolDef] | None:
+    """The definitions :func:`parse_source` gives ``text``, without its references and chunks (a
+    third of the cost: for reading many versions of many files, e.g. mining history); None where
+    parse_source would not parse it (no grammar, too big or minified, over the CPU budget)."""
+    grammar = grammar_for(language)
+    text = _as_lsp_lines(text)
+    src = SourceText(text)
+    if grammar is None or len(src.src) > MAX_PARSE_BYTES:
+        return None
+    if len(src.src) > 100_000 and len(src.src) / len(src.lines) > MAX_AVG_LINE_BYTES:
+        return None
+    tree = _parse_within(grammar.parser, src.src, PARSE_CPU_BUDGET_S)
+    if tree is None:
+        return None
+    return definitions(grammar, tree.root_node, src, path, language)
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")

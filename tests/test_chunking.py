@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
+from semantic.languages import detect_language
 from semantic.parse import UNKNOWN_LANGUAGE, parse_source
 from storage.model import Chunk
 
@@ -402,3 +404,18 @@ def test_a_module_that_holds_functions_names_its_chunk() -> None:
     text = "defmodule Shop.Billing do\n  def charge(order), do: order.total\n\n  def refund(order), do: 0\nend\n"
     pf = parse_source("lib/shop/billing.ex", text, "elixir")
     assert pf.chunks[0].symbol == "Shop.Billing"
+
+
+def test_definitions_alone_are_parse_sources_definitions() -> None:
+    from semantic.parse import parse_definitions
+
+    for path in sorted((Path(__file__).parent / "workspaces").rglob("*")):
+        language = detect_language(str(path)) if path.is_file() else None
+        if language is None:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        full = parse_source(str(path), text, language)
+        alone = parse_definitions(str(path), text, language)
+        assert (alone is None) == (not full.parsed), path
+        if alone is not None:
+            assert tuple(alone) == full.symbols, path

@@ -286,16 +286,9 @@ def definitions(path: str, text: str, language: str) -> list[Definition]:
 def _symbols_only(path: str, text: str, language: str) -> list[Any] | None:
     """The definitions ``parse_source`` would give, without its references and chunks (a third of
     the cost); None where that path does not apply (no grammar, too big, parse over budget)."""
-    from semantic import parse as sp
+    from semantic.parse import parse_definitions
 
-    grammar = sp._grammar(language)
-    src = sp._Text(text)
-    if grammar is None or len(src.src) > sp.MAX_PARSE_BYTES:
-        return None
-    tree = sp._parse_within(grammar.parser, src.src, sp.PARSE_CPU_BUDGET_S)
-    if tree is None:
-        return None
-    return list(sp._definitions(grammar, tree.root_node, src, path, language))
+    return parse_definitions(path, text, language)
 
 
 def innermost(defs: Sequence[Definition], line: int) -> Definition | None:
