@@ -183,6 +183,8 @@ def test_bootstrap_interval_narrows_with_more_items() -> None:
 def test_bootstrap_of_constant_values_and_of_nothing() -> None:
     assert bootstrap_ci([0.25] * 9) == (0.25, 0.25)
     assert bootstrap_ci([1.5]) == (1.5, 1.5)
+    assert all(math.isnan(x) for x in bootstrap_ci([1.5], min_items=2))
+    assert bootstrap_ci([1.5, 1.5], min_items=2) == (1.5, 1.5)
     lo, hi = bootstrap_ci([])
     assert math.isnan(lo) and math.isnan(hi)
     assert all(math.isnan(x) for x in mean_ci([]))

@@ -30,15 +30,17 @@ def bootstrap_ci(
     rounds: int = 2000,
     seed: int = 0,
     symmetric: bool = True,
+    min_items: int = 1,
 ) -> tuple[float, float]:
     """95% percentile interval of ``statistic`` (default: the mean) over ``rounds`` resamples of
-    ``values`` with replacement; (NaN, NaN) for no values.
+    ``values`` with replacement; (NaN, NaN) for fewer than ``min_items`` values (semble_bench.py shows
+    no interval for a single repository: ``min_items=2``).
 
     For paired figures pass the per-item differences (after − before): the interval of their mean.
     ``symmetric=False`` takes the upper bound one order statistic higher (index ``int(0.975 * rounds)``
     instead of ``int(0.975 * rounds) - 1``), as cold_start.py and bench_editor.py always have: kept so
     their reported intervals stay the same."""
-    if not values or rounds <= 0:
+    if len(values) < max(1, min_items) or rounds <= 0:
         return (NAN, NAN)
     rng = random.Random(seed)
     data = list(values)
