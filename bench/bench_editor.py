@@ -33,6 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness.stats import bootstrap_ci  # noqa: E402
+
 DEFAULT_REPO = Path("/work/corpora/psf-requests-2.32.3")
 
 
@@ -142,12 +146,6 @@ def cold(client: Client, root: Path, site: tuple[Path, int, int]) -> float:
     raise RuntimeError("no definition answer within 60 s")
 
 
-def bootstrap(diffs: list[float], rounds: int = 2000, seed: int = 1) -> tuple[float, float]:
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
-    return meds[int(0.025 * rounds)], meds[int(0.975 * rounds)]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO)
@@ -187,7 +185,7 @@ def main() -> int:
                 for client, times in order:
                     times.append(client.request(method, params)[1])
             diffs = [b - a for a, b in zip(direct, nav, strict=True)]
-            lo, hi = bootstrap(diffs)
+            lo, hi = bootstrap_ci(diffs, statistic=statistics.median, seed=1, symmetric=False)  # as reported
             name = method.split("/")[1]
             out[name] = {"direct_p50_ms": round(statistics.median(direct), 1), "nav_p50_ms": round(statistics.median(nav), 1),
                          "paired_diff_p50_ms": round(statistics.median(diffs), 1), "ci95": [round(lo, 1), round(hi, 1)]}  # fmt: skip

@@ -312,14 +312,14 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
     distractors the local index does not have."""
     import random
 
+    from bench.harness.data import semble_queries, semble_repos, semble_targets
+    from bench.harness.metrics import distinct
+    from bench.harness.metrics import semble_ndcg as ndcg10
     from navigator.api import Navigator
     from storage.pg_local import LocalPostgres
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from semble_bench import BENCH, ndcg10
-
     _bound(threads)
-    repos = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}
+    repos = {r["name"]: r for r in semble_repos()}
     work = Path(tempfile.mkdtemp(prefix="nav-bench-store-", dir="/tmp"))
     work.chmod(0o755)
     pg = LocalPostgres.start(work / "pg")
@@ -336,11 +336,11 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
             print(f"  published {name}: {rep.chunks} chunks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
             navs[name] = (nav, (broot.strip("/") + "/") if broot else "")
         for name, (nav, prefix) in navs.items():
-            for q in json.loads((BENCH / "annotations" / f"{name}.json").read_text()):
-                targets = list(q["relevant"]) + list(q.get("secondary", []))
+            for q in semble_queries(name):
+                targets = semble_targets(q)
                 local = nav.search(q["query"], k=30)
                 chunks = [(prefix + h.path, h.start_line, h.end_line) for h in local.items]
-                files = list(dict.fromkeys(c[0] for c in chunks))
+                files = distinct(chunks)
                 team = nav.search(q["query"], k=30, all_repos=True)
                 if not team.complete:
                     raise SystemExit(f"store answer incomplete: {team.reason}")
@@ -348,12 +348,12 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
                     (prefix + h.path if getattr(h, "repo", "") == name else f"{h.repo}::{h.path}", h.start_line, h.end_line)  # type: ignore[attr-defined]
                     for h in team.items
                 ]
-                tfiles = list(dict.fromkeys(c[0] for c in tchunks))
+                tfiles = distinct(tchunks)
                 # the store's ranking alone: its hits from the asked repository only (k=60 so ~10 remain)
                 wide = nav.search(q["query"], k=60, all_repos=True)
                 schunks = [(prefix + h.path, h.start_line, h.end_line) for h in wide.items
                            if getattr(h, "repo", "") == name]  # fmt: skip
-                sfiles = list(dict.fromkeys(c[0] for c in schunks))
+                sfiles = distinct(schunks)
                 rows.append({"repo": name, "query": q["query"], "local": ndcg10(files, chunks, targets),
                              "all_repos": ndcg10(tfiles, tchunks, targets),
                              "store_same_repo": ndcg10(sfiles, schunks, targets),

@@ -13,8 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import semble_bench as sb  # noqa: E402
-
+from bench.harness.data import SEMBLE_CORPORA  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import load_embedder  # noqa: E402
@@ -22,7 +21,7 @@ from storage.db import Store  # noqa: E402
 
 
 def main(name: str) -> None:
-    root = sb.CORPORA / name
+    root = SEMBLE_CORPORA / name
     db = Path(f"/tmp/embtime/{name}.db")
     shutil.rmtree(db.parent, ignore_errors=True)
     db.parent.mkdir(parents=True)

@@ -28,4 +28,4 @@ def timed_ms(cmd: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
 def write_json(path: Path, data: Any, *, indent: int | None = 1, default: Any = None) -> None:
     """Write a result file (its folder made first), JSON with a final newline."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=indent, default=default) + "\n")
+    path.write_text(json.dumps(data, indent=indent, default=default) + "\n", encoding="utf-8")
