@@ -35,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.harness.jsonrpc import frame, read_frame  # noqa: E402
 from bench.harness.stats import bootstrap_ci  # noqa: E402
 
 DEFAULT_REPO = Path("/work/corpora/psf-requests-2.32.3")
@@ -53,27 +54,18 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
         assert self.proc.stdin is not None
         with self.lock:
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.write(frame(obj))
             self.proc.stdin.flush()
 
     def _read(self) -> None:
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            msg = json.loads(out.read(length))
+            msg = read_frame(out)
+            if msg is None:
+                return
             if "method" in msg and "id" in msg:  # a request from the server
                 result: Any = None
                 if msg["method"] == "workspace/configuration":

@@ -37,6 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.jsonrpc import frame  # noqa: E402
 from bench.harness.run import write_json  # noqa: E402
 from bench.harness.stats import bootstrap_ci  # noqa: E402
 from lsp.registry import BasedPyright, available_definition  # noqa: E402
@@ -56,9 +57,8 @@ class MiniClient:
         self.logs: list[str] = []
 
     def send(self, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(frame(payload))
         self.proc.stdin.flush()
 
     def request(self, method: str, params: Any) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fault_scenarios import FaultResult, Scenario
+from bench.harness.jsonrpc import frame
 
 AREA = "boundaries"
 SECRET = "sk-live-bench-5e2c"
@@ -254,9 +255,8 @@ def _lsp_session(root: Path, workdir: Path) -> tuple[list[str], int]:
     buf = b""
 
     def send(msg: dict[str, Any]) -> None:
-        body = json.dumps(msg).encode()
         assert proc.stdin is not None
-        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.write(frame(msg))
         proc.stdin.flush()
 
     def reply(req_id: int, timeout_s: float = 60.0) -> dict[str, Any]:
