@@ -5,6 +5,7 @@
 Needs the indexes that `semble_bench.py` leaves in bench/corpora/.idx/ (MiniLM, 128 tokens).
 """
 
+import argparse
 import statistics
 import sys
 import time
@@ -38,4 +39,6 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="+", help="semble repositories with a MiniLM bench index")
+    main(ap.parse_args().names)

@@ -5,6 +5,7 @@
 Writes a throwaway database under /tmp/embtime/ (the corpus is only read).
 """
 
+import argparse
 import shutil
 import sys
 import time
@@ -41,4 +42,6 @@ def main(name: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("name", help="a semble repository exported under the corpora folder")
+    main(ap.parse_args().name)
