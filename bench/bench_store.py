@@ -310,11 +310,11 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
     the store: a check set), paired with the local search of the same repository in the same run.
     A hit from another repository counts as irrelevant: the store answers with 4 repositories of
     distractors the local index does not have."""
-    import random
 
     from bench.harness.data import semble_queries, semble_repos, semble_targets
     from bench.harness.metrics import distinct
     from bench.harness.metrics import semble_ndcg as ndcg10
+    from bench.harness.stats import bootstrap_ci
     from navigator.api import Navigator
     from storage.pg_local import LocalPostgres
 
@@ -365,9 +365,9 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
     def paired(key: str) -> tuple[float, float, float]:
         diffs = [float(r[key]) - float(r["local"]) for r in rows]  # type: ignore[arg-type]
-        rng = random.Random(0)
-        boots = sorted(statistics.mean(rng.choices(diffs, k=len(diffs))) for _ in range(10_000))
-        return statistics.mean(diffs), boots[250], boots[9750]
+        # the 250th and 9,750th of 10,000 resampled means, as reported (bench/README.md "Team store")
+        low, high = bootstrap_ci(diffs, statistic=statistics.mean, rounds=10_000, seed=0, symmetric=False)
+        return statistics.mean(diffs), low, high
 
     result: dict[str, object] = {
         "queries": len(rows),
