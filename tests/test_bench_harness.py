@@ -3,6 +3,7 @@ committed result files, and one entry point lists every fault scenario (real sub
 
 from __future__ import annotations
 
+import io
 import os
 import pkgutil
 import subprocess
@@ -12,6 +13,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.harness.data import jsonl, semble_targets  # noqa: E402
+from bench.harness.jsonrpc import frame, frame_bytes, read_frame  # noqa: E402
+from bench.harness.run import timed_ms, write_json  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -85,3 +92,34 @@ def test_an_unknown_fault_area_is_refused_by_name() -> None:
     )
     assert got.returncode != 0
     assert "nosuch" in got.stderr and "frames" in got.stderr
+
+
+# -- the helpers the scripts shared: LSP framing, timing a command, result files, the data's shape ------
+
+
+def test_frames_round_trip_and_the_reader_skips_a_header_without_length() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"name": "créer"}}
+    stream = io.BytesIO(b"X-Other: 1\r\n\r\n" + frame(message) + frame_bytes(b"not json") + frame({"id": 2}))
+    assert read_frame(stream) == message
+    with pytest.raises(ValueError):
+        read_frame(stream)
+    assert read_frame(stream) == {"id": 2}
+    assert read_frame(stream) is None  # the end of the input
+
+
+def test_timed_ms_runs_the_command_and_write_json_makes_its_folder(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    ms = timed_ms([sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"], tmp_path)
+    assert marker.exists() and ms > 0
+    out = tmp_path / "deep" / "result.json"
+    write_json(out, {"ndcg": [0.5, 1.0]})
+    assert out.read_text() == '{\n "ndcg": [\n  0.5,\n  1.0\n ]\n}\n'
+
+
+def test_semble_targets_are_relevant_then_secondary_and_jsonl_skips_blank_lines(tmp_path: Path) -> None:
+    q = {"query": "q", "relevant": ["a.py"], "secondary": [{"path": "b.py", "start_line": 3}]}
+    assert semble_targets(q) == ["a.py", {"path": "b.py", "start_line": 3}]
+    assert semble_targets({"relevant": ["a.py"]}) == ["a.py"]
+    lines = tmp_path / "x.jsonl"
+    lines.write_text('{"id": 1}\n\n{"id": 2}\n')
+    assert jsonl(lines) == [{"id": 1}, {"id": 2}]
