@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.harness.run import timed_ms as timed  # noqa: E402
+from bench.harness.run import write_json  # noqa: E402
 from bench.harness.stats import percentile as pct  # noqa: E402
 from navigator.frontends.client import DaemonClient  # noqa: E402
 
@@ -120,7 +121,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(args.out, rows, indent=2)
     print(
         "\n| corpus | rg -w (p50/p90) | nav refs | refs / rg (p50; paired) | nav def | nav search | nav find "
         "| save→visible | daemon RSS |"

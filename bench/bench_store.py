@@ -40,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness.run import write_json  # noqa: E402
+
 CORPORA = Path("/work/corpora")
 DEFAULT_CORPUS = CORPORA / "pytest-dev-pytest-8.3.4"
 SEMBLE = CORPORA / "semble"
@@ -168,7 +170,7 @@ def bench_clone(corpus: Path, threads: int, out_path: Path) -> dict[str, object]
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(results, indent=1, default=str))
+    write_json(out_path, results, default=str)
     return results
 
 
@@ -246,7 +248,7 @@ def bench_multi(n_small: int, out_path: Path) -> dict[str, object]:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(results, indent=1, default=str))
+    write_json(out_path, results, default=str)
     return results
 
 
@@ -380,7 +382,7 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
         "rows": rows,
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=1, default=str))
+    write_json(out_path, result, default=str)
     return result
 
 
