@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
     from navigator.team import TeamStore
+    from navigator.verbs import Verbs
     from semantic.embed import Embedder
 from storage.errors import (
     FileNotInIndexError,
@@ -1143,3 +1144,7 @@ def _index_caveat(notes: Sequence[str]) -> str | None:
         if note.startswith(("the index is unfinished", "the index is being updated", "the last index update")):
             return note
     return None
+
+
+if TYPE_CHECKING:
+    _IMPLEMENTS: type[Verbs] = Navigator  # mypy holds Navigator to every verb's signature

@@ -79,6 +79,7 @@ from navigator.paths import (
     flock_within,
     open_private,
 )
+from navigator.verbs import SERVED, served
 from storage.errors import NavError, shorten
 
 if TYPE_CHECKING:
@@ -98,29 +99,8 @@ WARM_SHARE = 0.2
 """Warm-up starts the server of the root's main language (the most lines of code) and of any
 other holding at least this share of the code's files or lines; the rest start on first use."""
 
-# Navigator verbs the daemon serves. Anything else is "method not found".
-METHODS: frozenset[str] = frozenset(
-    {
-        "index",
-        "status",
-        "definitions",
-        "symbols",
-        "outline",
-        "show",
-        "references",
-        "definition",
-        "hover",
-        "callers",
-        "callees",
-        "implementations",
-        "doctor",
-        "search",
-        "query",
-        "find",
-        "repo_map",
-        "grep",
-    }
-)
+METHODS: frozenset[str] = frozenset(SERVED)
+"""The verbs the daemon serves (:data:`navigator.verbs.SERVED`). Anything else is "method not found"."""
 
 EMBED_SLICE_S = 1.0
 """Background embedding works in slices this long (batches of EMBED_BATCH), then looks up."""
@@ -174,6 +154,8 @@ class Daemon:
             pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
         self._pool = pool
         self.nav._exact = ExactNavigator(self.root, NavigatorTable(self.nav), pool=pool)
+        self._verbs = served(self.nav)
+        """The one table from a request's method to the verb that answers it."""
         self.max_daemons = max_daemons
         self.registry = registry if registry is not None else registry_dir()
         self._registration: Registration | None = None
@@ -757,11 +739,11 @@ class Daemon:
         if method == "daemon.stop":
             self.stop()
             return {"value": "stopping"}
-        if method not in METHODS or not callable(getattr(self.nav, method, None)):
+        fn = self._verbs.get(method)
+        if fn is None:
             raise WireError(
                 METHOD_NOT_FOUND, f"unknown method `{shorten(method)}`; one of: {', '.join(sorted(METHODS))}"
             )
-        fn = getattr(self.nav, method)
         # the team store answers --all-repos, not this root's index (which answers only when the
         # store cannot, and then says it is a partial answer): no wait for the local index
         team_store = isinstance(params, dict) and params.get("all_repos") is True
