@@ -347,7 +347,7 @@ class Daemon:
 
     def _warm_one(self, language: str) -> None:
         try:
-            ready = self.nav.exact.pool.warm(self.root, language, deadline_s=300.0)
+            ready = self._pool.warm(self.root, language, deadline_s=300.0)  # the exact leg's pool
         except Exception:  # warming is an optimisation: a failure is logged, queries still work
             log.error("warming the %s server failed: %s", language, traceback.format_exc())
             self.servers[language] = "not available"
