@@ -80,3 +80,16 @@ def test_a_misspelt_verb_is_an_attribute_error_not_a_request(tmp_path: Path) -> 
     client = DaemonClient(tmp_path, autostart=False)
     with pytest.raises(AttributeError):
         client.refrences  # noqa: B018 - the access itself is the test
+
+
+def test_the_fast_paths_requests_are_verbs_with_their_parameters() -> None:
+    """The CLI's fast path (entry.py, which imports none of the engine) asks the daemon for
+    served verbs, with parameters each verb takes: a renamed verb or option fails here."""
+    from navigator.frontends import entry
+
+    for command, (verb, _what, defaults, _text) in entry._HOT.items():
+        assert verb in SERVED, command
+        params = inspect.signature(getattr(Verbs, verb)).parameters
+        assert set(defaults) <= set(params), (command, set(defaults) - set(params))
+        first = next(iter(p for p in params.values() if p.name != "self"))
+        assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (command, first)  # sent in __args__

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from storage.errors import UsageError, shorten
+from navigator.errors import UsageError, shorten
 
 SERVER = "nav"
 """The MCP server's name in every agent's configuration."""

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from navigator.errors import NavError, shorten
 from navigator.frontends import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
-from storage.errors import NavError, shorten
 
 if TYPE_CHECKING:
     from navigator.api import Navigator
@@ -419,7 +419,7 @@ def publish(
     Content-addressed: files, chunks and vectors the store has are not uploaded or embedded
     again. One transaction per commit; publishing a published commit only moves the branch.
     """
-    from semantic.embed import set_thread_limit
+    from navigator.public import set_thread_limit
 
     set_thread_limit(threads)  # torch or ONNX Runtime alike
     nav = _team_nav(obj, store_url)
@@ -499,7 +499,7 @@ def status(obj: Ctx, as_json: bool) -> None:
 def _echo_store_line(obj: Ctx) -> None:
     """The configured team store, password redacted (the store is not contacted)."""
     from navigator.config import load_config, resolve_store_url
-    from storage.redact import redact
+    from navigator.public import redact
 
     url = resolve_store_url(load_config(obj.root))
     if url:
@@ -663,8 +663,8 @@ def mcp(obj: Ctx) -> None:
 def setup(obj: Ctx, agent: str, scope: str | None, show: bool, remove: bool) -> None:
     """Add nav to AGENT (claude, codex, cursor, opencode, gemini, vscode): its MCP server entry
     and a short text telling the agent when to use nav, in the files the agent reads."""
+    from navigator.errors import UsageError
     from navigator.frontends import agent_setup
-    from storage.errors import UsageError
 
     name = agent_setup.normalize_agent(agent)
     root = None
@@ -747,8 +747,8 @@ def daemon_stop(obj: Ctx) -> None:
 @handle_errors
 def daemon_status(obj: Ctx, all_daemons: bool, as_json: bool) -> None:
     """Show whether a daemon serves the root: pid, uptime, requests, memory, what servers run."""
+    from navigator.errors import ServerError
     from navigator.frontends.client import DaemonClient
-    from storage.errors import ServerError
 
     if all_daemons:
         _all_daemons_status(as_json)

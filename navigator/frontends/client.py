@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from navigator import errors as nav_errors
+from navigator.errors import NavError, ServerError, shorten
 from navigator.frontends.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from navigator.paths import daemon_paths, ensure_nav_dir, ensure_socket_dir, flock_within, open_private
 from navigator.results import (
@@ -46,12 +48,10 @@ from navigator.results import (
     Status,
     Symbol,
 )
-from storage import errors as nav_errors
-from storage.errors import NavError, ServerError, shorten
 
 if TYPE_CHECKING:
-    from lsp.registry import Availability
     from navigator.indexer import ProgressFn
+    from navigator.public import Availability
     from navigator.verbs import Verbs
 
 R = TypeVar("R")

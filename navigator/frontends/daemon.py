@@ -44,6 +44,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from navigator.errors import NavError, shorten
 from navigator.frontends.registry import (
     DEFAULT_MAX_DAEMONS,
     Registration,
@@ -80,7 +81,6 @@ from navigator.paths import (
     open_private,
 )
 from navigator.verbs import SERVED, served
-from storage.errors import NavError, shorten
 
 if TYPE_CHECKING:
     from navigator.watch import Watcher
@@ -140,9 +140,9 @@ class Daemon:
         max_daemons: int = DEFAULT_MAX_DAEMONS,
         registry: Path | None = None,
     ) -> None:
-        from lsp.pool import ServerPool
         from navigator.api import Navigator
         from navigator.exact import ExactNavigator, NavigatorTable
+        from navigator.public import ServerPool
 
         self.root = root.resolve()
         self.paths = daemon_paths(self.root)
@@ -330,7 +330,7 @@ class Daemon:
     def _note_languages(self) -> dict[str, tuple[int, int]] | None:
         """Read the index's languages (files, lines) and remember those with a server, for
         :meth:`server_states`; None when the index cannot be read."""
-        from lsp.registry import server_key
+        from navigator.public import server_key
 
         try:
             sizes = self.nav.store.language_sizes()
@@ -367,7 +367,7 @@ class Daemon:
         watcher re-indexes something, so an idle daemon can give the model back. A daemon
         beyond the user's budget (:meth:`keep_budget`) embeds again once it is asked something.
         """
-        from semantic.embed import set_thread_limit
+        from navigator.public import set_thread_limit
 
         set_thread_limit(1)  # leave the other core to queries (torch or ONNX Runtime alike)
         lock_fd = _open_user_lock(self.embed_lock)
@@ -930,14 +930,13 @@ CODE_CHECK_S = 1.0
 def code_stamp() -> tuple[tuple[str, int], ...]:
     """nav's own code as it is on disk: every module and query file of its packages with its
     modification time. A different stamp than at start means the running code is stale."""
-    import lsp
-    import navigator
-    import semantic
-    import storage
+    import importlib
+
+    from navigator.public import PACKAGES
 
     out: list[tuple[str, int]] = []
-    for pkg in (navigator, semantic, storage, lsp):
-        base = Path(pkg.__file__ or "").parent
+    for name in PACKAGES:
+        base = Path(importlib.import_module(name).__file__ or "").parent
         for pattern in ("**/*.py", "**/*.scm"):
             for path in base.glob(pattern):
                 with contextlib.suppress(OSError):
@@ -1016,7 +1015,7 @@ def languages_to_warm(sizes: dict[str, tuple[int, int]]) -> list[str]:
     (files, lines) per language: the main language (most lines among languages with a server),
     and any other server's languages holding at least :data:`WARM_SHARE` of those files or
     lines. One language per server (ts, tsx and js share one), the one with the most files."""
-    from lsp.registry import server_key
+    from navigator.public import server_key
 
     groups: dict[str, list[Any]] = {}  # server key -> [files, lines, language with most files, its files]
     for language, (files, lines) in sizes.items():
@@ -1056,7 +1055,7 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
     except sqlite3.Error as exc:
         log.warning("cannot read languages to warm servers early: %s", exc)
         return None
-    from lsp.pool import ServerPool
+    from navigator.public import ServerPool
 
     warm = languages_to_warm({str(lang or "text"): (int(n), int(lines or 0)) for lang, n, lines in rows})
     if not warm:
@@ -1117,7 +1116,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
-    from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
+    from navigator.public import DEFAULT_SERVER_IDLE_S
 
     model_idle_s = _env_number("NAV_MODEL_IDLE_S", DEFAULT_MODEL_IDLE_S)
     server_idle_s = _env_number("NAV_SERVER_IDLE_S", DEFAULT_SERVER_IDLE_S)

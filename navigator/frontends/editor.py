@@ -63,14 +63,13 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.server import LanguageServer
 
-from lsp.positions import from_lsp, to_lsp
 from navigator.confine import confine, read_text_inside
+from navigator.errors import NavError, OutsideRootError, UsageError
 from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
 from navigator.frontends.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
+from navigator.public import detect_language, from_lsp, to_lsp
 from navigator.results import Hit, Symbol, to_data
 from navigator.watch import Watcher
-from semantic.languages import detect_language
-from storage.errors import NavError, OutsideRootError, UsageError
 
 if TYPE_CHECKING:
     from navigator.verbs import Verbs
@@ -231,7 +230,7 @@ class NavLanguageServer(LanguageServer):
     def pool(self) -> Any:
         with self._lock:
             if self._pool is None:
-                from lsp.pool import ServerPool
+                from navigator.public import ServerPool
 
                 self._pool = ServerPool()
             return self._pool
@@ -473,7 +472,7 @@ def document_symbols(engine: RootEngine, rel: str) -> list[types.DocumentSymbol]
     (else a parse of the disk's text, for a file the index does not hold yet)."""
     rows = engine.table.symbols_in_file(rel)
     if not rows and engine.buffers.text_of(rel) is None:
-        from semantic.parse import parse_source
+        from navigator.public import parse_source
 
         text = engine.text(rel)
         defs = list(parse_source(rel, text, detect_language(rel, text)).symbols) if text else []
@@ -657,7 +656,7 @@ async def _with_loading_progress(ls: NavLanguageServer, engine: RootEngine, lang
     info = ls.pool.session_info(engine.root, language) if language else None
     if info is not None and info.get("ready") and info.get("alive"):
         return await ls.run(ask)
-    from lsp.registry import server_key
+    from navigator.public import server_key
 
     if not language or server_key(language) is None:
         return await ls.run(ask)
@@ -794,7 +793,7 @@ def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = Fa
             parsed = engine.buffers.parsed(rel)
             refs = parsed.refs if parsed is not None else ()
             if parsed is None:
-                from semantic.parse import parse_source
+                from navigator.public import parse_source
 
                 text = engine.text(rel)
                 refs = parse_source(rel, text, detect_language(rel, text)).refs

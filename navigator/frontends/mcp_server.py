@@ -30,9 +30,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from navigator.errors import NavError, shorten
 from navigator.frontends.textout import render_response
 from navigator.frontends.wire import INVALID_REQUEST, MAX_MESSAGE_BYTES, Rejected, check_message
-from storage.errors import NavError, shorten
 
 if TYPE_CHECKING:
     from navigator.results import Hit, Response
