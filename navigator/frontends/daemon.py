@@ -83,6 +83,7 @@ from navigator.paths import (
 from navigator.verbs import SERVED, served
 
 if TYPE_CHECKING:
+    from navigator.public import ServerPool
     from navigator.watch import Watcher
 
 log = logging.getLogger("nav.daemon")
@@ -135,7 +136,7 @@ class Daemon:
         warm_servers: bool = True,
         model_idle_s: float = DEFAULT_MODEL_IDLE_S,
         embed_lock: Path | None = None,
-        pool: Any = None,
+        pool: ServerPool | None = None,
         server_idle_s: float | None = None,
         max_daemons: int = DEFAULT_MAX_DAEMONS,
         registry: Path | None = None,
@@ -1041,7 +1042,7 @@ def languages_to_warm(sizes: dict[str, tuple[int, int]]) -> list[str]:
     return out
 
 
-def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> Any:
+def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> ServerPool | None:
     """Start the servers of the languages an existing index holds before the rest of nav is
     imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
     pool, or None when there is no index to read yet (the daemon warms after its first run)."""

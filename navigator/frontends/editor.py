@@ -72,6 +72,7 @@ from navigator.results import Hit, Symbol, to_data
 from navigator.watch import Watcher
 
 if TYPE_CHECKING:
+    from navigator.public import ServerPool
     from navigator.verbs import Verbs
 
     NavFactory = Callable[[Path], Verbs]
@@ -134,7 +135,7 @@ class RootEngine:
     """Everything ``nav lsp`` holds for one workspace root."""
 
     def __init__(
-        self, root: Path, pool: Any, *, use_daemon: bool, nav_factory: NavFactory | None = None
+        self, root: Path, pool: ServerPool | None, *, use_daemon: bool, nav_factory: NavFactory | None = None
     ) -> None:
         from navigator.api import Navigator
         from navigator.exact import ExactNavigator, NavigatorTable
@@ -217,7 +218,7 @@ class NavLanguageServer(LanguageServer):
         self._nav_factory = nav_factory
         self.use_daemon = use_daemon
         self.engines: dict[Path, RootEngine] = {}
-        self._pool: Any = None
+        self._pool: ServerPool | None = None
         self._lock = threading.RLock()
         self._said: set[tuple[str, str]] = set()
         self._pushes: dict[str, asyncio.TimerHandle] = {}
@@ -227,7 +228,7 @@ class NavLanguageServer(LanguageServer):
         """Set by ``initialized``: from then on each root's warm-up brings its index up first."""
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> ServerPool:
         with self._lock:
             if self._pool is None:
                 from navigator.public import ServerPool
