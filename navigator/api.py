@@ -382,12 +382,12 @@ class Navigator:
         those are checked, without walking the tree.
         """
         with self._call() as call:
-            report = self._index(call, progress=progress, workers=workers, only=only)
+            report = self._index(progress=progress, workers=workers, only=only)
             rebuilt = self._rebuilt_notes(call)
         return dataclasses.replace(report, notes=(*report.notes, *rebuilt)) if rebuilt else report
 
     def _index(
-        self, call: _Call, *, progress: ProgressFn | None, workers: int | None, only: Sequence[str] | None
+        self, *, progress: ProgressFn | None, workers: int | None, only: Sequence[str] | None
     ) -> IndexReport:
         workers = checks.optional_count(workers, what="workers", high=64)
         options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}

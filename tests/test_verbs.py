@@ -93,3 +93,9 @@ def test_the_fast_paths_requests_are_verbs_with_their_parameters() -> None:
         assert set(defaults) <= set(params), (command, set(defaults) - set(params))
         first = next(iter(p for p in params.values() if p.name != "self"))
         assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (command, first)  # sent in __args__
+
+
+def test_the_package_offers_the_protocol() -> None:
+    import navigator
+
+    assert navigator.Verbs is Verbs and "Verbs" in navigator.__all__
