@@ -273,9 +273,6 @@ class Daemon:
             self._embedder.join(timeout=10)  # let a running slice finish and save its vectors
         if self._watcher is not None:
             self._watcher.stop()
-        closer = getattr(self.nav, "shutdown", None)
-        if callable(closer):
-            closer()
         self.nav.close()
         if self._pool is not None:
             self._pool.close()
@@ -565,10 +562,9 @@ class Daemon:
                 rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
             self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
             self.nav.grep_changed(rel)  # the grep index, when one was built: the same paths
-            notify = getattr(self.nav, "files_changed", None)
-            if callable(notify) and changed != set():
+            if changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree
-                notify(sorted(changed) if changed is not None else None)
+                self.nav.files_changed(sorted(changed) if changed is not None else None)
         finally:
             with self._sync_cond:
                 self._syncing = False
