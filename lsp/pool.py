@@ -30,12 +30,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of, _process_tree
 
-__all__ = ["Operation", "Position", "Location", "LspAnswer", "RawAnswer", "ServerPool"]
+__all__ = ["LanguageServers", "Location", "LspAnswer", "Operation", "Position", "RawAnswer", "ServerPool"]
 
 log = logging.getLogger("nav.lsp")
 
@@ -109,6 +109,32 @@ DEFAULT_IDLE_TIMEOUT_S = 600.0
 
 STOPPED_IDLE = "stopped idle"
 RELEASED = "released"
+
+
+class LanguageServers(Protocol):
+    """What the exact leg (:class:`navigator.exact.ExactNavigator`) asks of the language servers:
+    :class:`ServerPool`, or a fake for unit tests. Both calls are the pool's own (see there)."""
+
+    def query(
+        self,
+        root: Path,
+        language: str,
+        op: Operation,
+        positions: Sequence[Position],
+        *,
+        deadline_s: float,
+        rescan: bool = True,
+    ) -> LspAnswer:
+        """Ask the server for ``language`` under ``root`` about each position, within the deadline."""
+        ...
+
+    def files_changed(self, root: Path, paths: Iterable[str | Path] | None = None) -> None:
+        """Files under ``root`` changed (None: any may have); returns at once."""
+        ...
+
+    def close(self) -> None:
+        """Stop every server (called only on a pool the exact leg made itself)."""
+        ...
 
 
 class _NoServer(Exception):
@@ -829,3 +855,7 @@ def _hover_text(result: Any) -> str | None:
             parts.append(str(c.get("value", "")))
     text = "\n".join(p for p in parts if p).strip()
     return text or None
+
+
+if TYPE_CHECKING:
+    _IMPLEMENTS: type[LanguageServers] = ServerPool  # mypy holds the pool to the Protocol

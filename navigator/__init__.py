@@ -3,7 +3,8 @@
 ``from navigator import Navigator`` is the Python API; see :mod:`navigator.api`.
 This module stays light: importing it loads nothing but itself (not even :mod:`typing`),
 because every ``nav`` process imports it first and the console script's fast path
-(:mod:`navigator.frontends.entry`) is timed against ``rg``. ``Navigator`` and ``NavError``
+(:mod:`navigator.frontends.entry`) is timed against ``rg``. ``Navigator``, ``NavError`` and
+``Verbs`` (the typed surface ``Navigator`` and the daemon's client share, :mod:`navigator.verbs`)
 are imported on first use (PEP 562).
 """
 
@@ -13,8 +14,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from navigator.api import Navigator
     from navigator.errors import NavError
+    from navigator.verbs import Verbs
 
-__all__ = ["NavError", "Navigator"]
+__all__ = ["NavError", "Navigator", "Verbs"]
 __version__ = "0.1.0"
 
 
@@ -27,4 +29,8 @@ def __getattr__(name: str) -> object:
         from navigator.errors import NavError
 
         return NavError
+    if name == "Verbs":
+        from navigator.verbs import Verbs
+
+        return Verbs
     raise AttributeError(f"module 'navigator' has no attribute {name!r}")

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from navigator.results import Hit
     from navigator.search import SemanticSearch, SyncReport
     from navigator.team import TeamStore
+    from navigator.verbs import Verbs
     from semantic.embed import Embedder
 from storage.errors import (
     FileNotInIndexError,
@@ -127,22 +128,34 @@ def _heals_damage(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
-        generation = self._generation
-        try:
-            return fn(self, *args, **kwargs)
-        except (IndexDamagedError, IndexIOError) as exc:
-            if getattr(self._local, "healing", False):
-                raise
-            self._local.healing = True
+        with self._call():
+            generation = self._generation
             try:
-                # another thread already reopened the index under this call: just ask again
-                if generation == self._generation and not self._recover(exc):
-                    raise
                 return fn(self, *args, **kwargs)
-            finally:
-                self._local.healing = False
+            except (IndexDamagedError, IndexIOError) as exc:
+                if getattr(self._local, "healing", False):
+                    raise
+                self._local.healing = True
+                try:
+                    # another thread already reopened the index under this call: just ask again
+                    if generation == self._generation and not self._recover(exc):
+                        raise
+                    return fn(self, *args, **kwargs)
+                finally:
+                    self._local.healing = False
 
     return wrapper  # type: ignore[return-value]
+
+
+@dataclasses.dataclass
+class _Call:
+    """What one call of a verb (with the verbs it runs inside it) must say about the index it
+    answered from. Each call has its own, so no other thread's call can clear it."""
+
+    stale: str | None = None
+    """Why the index may be behind the files (another process updating it, a read-only index)."""
+    rebuilt: list[str] = dataclasses.field(default_factory=list)
+    """The damaged index this call found was rebuilt: what was kept."""
 
 
 class Navigator:
@@ -182,11 +195,12 @@ class Navigator:
         self._exact: ExactNavigator | None = None
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
-        self.stale_note: str | None = None
         self.index_error: str | None = None
         """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
-        self.rebuilt_note: str | None = None
-        """Set when a damaged index was deleted to be rebuilt; said in the next answers."""
+        self._calls = threading.local()
+        """Each thread's verb call in progress (:class:`_Call`): its notes travel in its answer."""
+        self._rebuilt_outside: list[str] = []
+        """Rebuilds no call asked for (the index opened outside a verb): the next answer says them."""
         self._embedder = embedder
         self.store_url = store_url
         self._teams: dict[str, TeamStore] = {}
@@ -289,7 +303,39 @@ class Navigator:
             self._close_stores()
             self._first_searcher: SemanticSearch | None = None  # vectors keyed by the old chunk ids
             salvage = rebuild_database(self.index_path, chunk_ok=_chunk_ok)
-        self.rebuilt_note = f"the index was damaged ({why}) and has been rebuilt: {salvage.describe()}"
+        note = f"the index was damaged ({why}) and has been rebuilt: {salvage.describe()}"
+        call = self._current_call()
+        if call is not None:
+            call.rebuilt.append(note)
+        else:
+            with self._lock:
+                self._rebuilt_outside.append(note)
+
+    @contextmanager
+    def _call(self) -> Iterator[_Call]:
+        """This thread's verb call: a new one, or the one a compound verb (``query``) runs in."""
+        current = self._current_call()
+        if current is not None:
+            yield current
+            return
+        current = self._calls.current = _Call()
+        try:
+            yield current
+        finally:
+            self._calls.current = None
+
+    def _current_call(self) -> _Call | None:
+        call: _Call | None = getattr(self._calls, "current", None)
+        return call
+
+    def _rebuilt_notes(self, call: _Call) -> list[str]:
+        """The rebuilds this call must report: its own, and any that no call has reported yet
+        (taken by this one, so each is said once)."""
+        if self._rebuilt_outside:
+            with self._lock:
+                call.rebuilt += self._rebuilt_outside
+                self._rebuilt_outside = []
+        return call.rebuilt
 
     def close(self) -> None:
         with self._lock:
@@ -335,6 +381,14 @@ class Navigator:
         ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
         those are checked, without walking the tree.
         """
+        with self._call() as call:
+            report = self._index(progress=progress, workers=workers, only=only)
+            rebuilt = self._rebuilt_notes(call)
+        return dataclasses.replace(report, notes=(*report.notes, *rebuilt)) if rebuilt else report
+
+    def _index(
+        self, *, progress: ProgressFn | None, workers: int | None, only: Sequence[str] | None
+    ) -> IndexReport:
         workers = checks.optional_count(workers, what="workers", high=64)
         options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}
         try:
@@ -359,9 +413,6 @@ class Navigator:
                     f"the index at {self.index_path} {done} is still damaged ({problem}); "
                     "the disk may be failing: check it, or index elsewhere with `Navigator(root, index_dir=...)`"
                 )
-        if self.rebuilt_note:
-            report = dataclasses.replace(report, notes=(*report.notes, self.rebuilt_note))
-            self.rebuilt_note = None
         return report
 
     def _update(self, *, lock_wait_s: float, **options: Any) -> IndexReport:
@@ -398,25 +449,26 @@ class Navigator:
         """The store, brought up to date first unless refresh is off.
 
         When another process holds the index lock (a long ``nav index`` elsewhere), the
-        query does not wait for it: it answers from the index as it is, and
-        :attr:`stale_note` says so.
+        query does not wait for it: it answers from the index as it is, and the call's
+        answer says so (:meth:`_notes`).
         """
         store = self.store
         if self.refresh and not getattr(self._local, "refreshed_for_call", False):
-            self.stale_note = None
+            stale: str | None = None
             try:
                 self._update(lock_wait_s=self.lock_wait_s)
             except IndexBusyError:
-                self.stale_note = (
-                    "another process is updating the index; this answer may miss its latest changes"
-                )
+                stale = "another process is updating the index; this answer may miss its latest changes"
             except IndexReadOnlyError:
-                self.stale_note = (
+                stale = (
                     f"the index at {self.index_path} is read-only: this answer comes from it as it is "
                     "and may miss later changes to the files"
                 )
             except (StorageFullError, IndexDamagedError):
                 pass  # remembered in index_error; the answer's notes say the index may be stale
+            call = self._current_call()
+            if call is not None:
+                call.stale = stale
             store = self.store  # reopened if the update rebuilt it
         if not self.refresh and store.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
@@ -444,7 +496,7 @@ class Navigator:
         store = self.store
         stats = store.stats()
         notes: list[str] = list(self.config.warnings)
-        notes += [n for n in self._notes() if n != self.stale_note]
+        notes += self._notes(stale=False)
         notes += unparsed_note(store)
         return Status(
             root=str(self.root),
@@ -614,10 +666,15 @@ class Navigator:
             notes=self._notes(),
         )
 
-    def _notes(self) -> tuple[str, ...]:
-        """What an answer must say about the index it came from: unfinished, stale, rebuilt."""
-        notes = [n for n in (self.stale_note, self.rebuilt_note) if n]
-        self.rebuilt_note = None  # said once, in the next answer
+    def _notes(self, *, stale: bool = True) -> tuple[str, ...]:
+        """What this call's answer must say about the index it came from: stale, rebuilt,
+        unfinished (``stale=False``: not whether it was brought up to date)."""
+        notes: list[str] = []
+        call = self._current_call()
+        if call is not None:
+            if stale and call.stale:
+                notes.append(call.stale)
+            notes += self._rebuilt_notes(call)
         if self.index_error:
             notes.append(f"the last index update failed, so answers may be stale: {self.index_error}")
         unfinished = self.unfinished_note()
@@ -1143,3 +1200,7 @@ def _index_caveat(notes: Sequence[str]) -> str | None:
         if note.startswith(("the index is unfinished", "the index is being updated", "the last index update")):
             return note
     return None
+
+
+if TYPE_CHECKING:
+    _IMPLEMENTS: type[Verbs] = Navigator  # mypy holds Navigator to every verb's signature

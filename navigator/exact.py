@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from lsp.pool import Location, LspAnswer, Operation, Position, ServerPool
+from lsp.pool import LanguageServers, Location, LspAnswer, Operation, Position, ServerPool
 from lsp.positions import from_lsp, split_lines, to_lsp
 from lsp.registry import (
     SERVERS,
@@ -328,13 +328,14 @@ class _Files:
 
 
 class ExactNavigator:
-    """Exact navigation for one root. Synchronous; owns a :class:`ServerPool` unless given one."""
+    """Exact navigation for one root. Synchronous; owns a :class:`ServerPool` unless given one
+    (any :class:`~lsp.pool.LanguageServers`: the daemon's and ``nav lsp``'s shared pool, a test's fake)."""
 
-    def __init__(self, root: Path, table: SymbolTable, *, pool: ServerPool | None = None) -> None:
+    def __init__(self, root: Path, table: SymbolTable, *, pool: LanguageServers | None = None) -> None:
         self.root = Path(root).resolve()
         self.table = table
         self._own_pool = pool is None
-        self.pool = pool if pool is not None else ServerPool()
+        self.pool: LanguageServers = pool if pool is not None else ServerPool()
 
     def close(self) -> None:
         if self._own_pool:

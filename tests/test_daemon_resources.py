@@ -23,7 +23,7 @@ import pytest
 
 from navigator.api import Navigator
 from navigator.frontends.client import DaemonClient
-from navigator.frontends.daemon import languages_to_warm
+from navigator.frontends.daemon_servers import languages_to_warm
 from navigator.frontends.registry import (
     Entry,
     Registration,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -50,17 +51,22 @@ class FakeTable:
 
 
 class NoServerPool:
-    """Stands in for ServerPool: answers like a language with no server installed."""
+    """Stands in for ServerPool (the exact leg's :class:`LanguageServers`): answers like a
+    language with no server installed."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Operation, list[Position]]] = []
+        self.changed: list[list[str | Path] | None] = []
 
     def query(
-        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        self, root: Path, language: str, op: Operation, positions: Sequence[Position], *, deadline_s: float,
         rescan: bool = True,
     ) -> LspAnswer:
         self.calls.append((language, op, list(positions)))
         return LspAnswer(complete=False, reason=f"no server for {language} installed", answered=False)
+
+    def files_changed(self, root: Path, paths: Iterable[str | Path] | None = None) -> None:
+        self.changed.append(None if paths is None else list(paths))
 
     def close(self) -> None:
         pass
@@ -124,7 +130,7 @@ def test_enclosing_symbol_is_innermost() -> None:
 
 def test_no_server_falls_back_to_syntax_marked_approximate(root: Path) -> None:
     pool = NoServerPool()
-    exact = ExactNavigator(root, FakeTable(), pool=pool)  # type: ignore[arg-type]
+    exact = ExactNavigator(root, FakeTable(), pool=pool)
     resp = exact.references("total", deadline_s=5)
     assert not resp.complete and "no server" in (resp.reason or "") and "approximate" in (resp.reason or "")
     assert resp.source == "syntax"
@@ -137,14 +143,22 @@ def test_no_server_falls_back_to_syntax_marked_approximate(root: Path) -> None:
     assert [(p.line, p.character) for p in pool.calls[0][2]] == [(4, 8), (0, 4)]
 
 
+def test_changed_files_reach_the_pool_for_this_root(root: Path) -> None:
+    pool = NoServerPool()
+    with ExactNavigator(root, FakeTable(), pool=pool) as exact:
+        exact.files_changed(["orders/app.py"])
+        exact.files_changed(None)
+    assert pool.changed == [["orders/app.py"], None]
+
+
 def test_limit_is_reported(root: Path) -> None:
-    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())  # type: ignore[arg-type]
+    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())
     resp = exact.references("total", deadline_s=5, limit=1)
     assert len(resp.items) == 1 and "limit reached" in (resp.reason or "")
 
 
 def test_bad_options_are_usage_errors(root: Path) -> None:
-    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())  # type: ignore[arg-type]
+    exact = ExactNavigator(root, FakeTable(), pool=NoServerPool())
     with pytest.raises(UsageError, match="deadline"):
         exact.references("total", deadline_s=0)
     with pytest.raises(UsageError, match="limit"):
@@ -155,7 +169,7 @@ class BlindPool(NoServerPool):
     """A server that answers, complete, with nothing: it has not loaded the file's project."""
 
     def query(
-        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        self, root: Path, language: str, op: Operation, positions: Sequence[Position], *, deadline_s: float,
         rescan: bool = True,
     ) -> LspAnswer:
         self.calls.append((language, op, list(positions)))
@@ -163,7 +177,7 @@ class BlindPool(NoServerPool):
 
 
 def test_empty_references_at_a_definition_are_not_a_complete_answer(root: Path) -> None:
-    exact = ExactNavigator(root, FakeTable(), pool=BlindPool())  # type: ignore[arg-type]
+    exact = ExactNavigator(root, FakeTable(), pool=BlindPool())
     resp = exact.references("total")
     assert not resp.complete and "not even the definition" in (resp.reason or "")
     assert resp.source == "syntax" and resp.items and all(h.provenance == ("syntax",) for h in resp.items)
@@ -176,7 +190,7 @@ class NoDeclarationPool(NoServerPool):
     typescript-language-server on express 5.1.0's ``createApplication``)."""
 
     def query(
-        self, root: Path, language: str, op: Operation, positions: list[Position], *, deadline_s: float,
+        self, root: Path, language: str, op: Operation, positions: Sequence[Position], *, deadline_s: float,
         rescan: bool = True,
     ) -> LspAnswer:
         self.calls.append((language, op, list(positions)))
@@ -185,7 +199,7 @@ class NoDeclarationPool(NoServerPool):
 
 
 def test_a_definition_the_server_left_out_comes_from_the_symbol_table(root: Path) -> None:
-    exact = ExactNavigator(root, FakeTable(), pool=NoDeclarationPool())  # type: ignore[arg-type]
+    exact = ExactNavigator(root, FakeTable(), pool=NoDeclarationPool())
     resp = exact.references("total", deadline_s=5)
     found = {(h.path, h.line, h.col): h for h in resp.items}
     assert found[("orders/app.py", 2, 7)].provenance == ("lsp",)

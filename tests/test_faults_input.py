@@ -701,7 +701,7 @@ def test_a_question_ending_in_a_number_is_not_refused_as_a_position(fuzz_nav: Na
 
 
 def test_connections_past_the_cap_are_told_and_closed(root: Path, client: DaemonClient) -> None:
-    from navigator.frontends.daemon import MAX_CONNECTIONS
+    from navigator.frontends.daemon_socket import MAX_CONNECTIONS
 
     path = str(daemon_paths(root).socket)
     held: list[socket.socket] = []

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from navigator.errors import UsageError, shorten
 from navigator.frontends.jsonc_text import (
     JsonObject,
     JsonSyntaxError,
@@ -43,7 +44,6 @@ from navigator.frontends.jsonc_text import (
     parse_object,
     render,
 )
-from storage.errors import UsageError, shorten
 
 SERVER = "nav"
 """The MCP server's name in every agent's configuration."""

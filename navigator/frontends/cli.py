@@ -17,14 +17,21 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from navigator.errors import NavError, shorten
 from navigator.frontends import display
 from navigator.paths import find_root, printable
 from navigator.results import Response, Symbol, to_json
-from storage.errors import NavError, shorten
+
+if TYPE_CHECKING:
+    from navigator.api import Navigator
+    from navigator.results import Hit, IndexReport
+    from navigator.search import SyncReport
+    from navigator.team import WarmReport
+    from navigator.verbs import Verbs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,14 +82,14 @@ class Ctx:
     def __init__(self, root: str | None, *, use_daemon: bool) -> None:
         self._root = root
         self.use_daemon = use_daemon
-        self._nav: Any = None
-        self._local: Any = None
+        self._nav: Verbs | None = None
+        self._local: Navigator | None = None
 
     @property
     def root(self) -> Path:
         return Path(self._root) if self._root else find_root(Path.cwd())
 
-    def nav(self) -> Any:
+    def nav(self) -> Verbs:
         """The engine: the root's daemon by default (started on first use), else in-process."""
         if self._nav is None:
             from navigator.paths import daemon_possible
@@ -95,7 +102,7 @@ class Ctx:
                 self._nav = self.local()
         return self._nav
 
-    def local(self) -> Any:
+    def local(self) -> Navigator:
         """An in-process Navigator (indexing runs here, with its progress bar)."""
         if self._local is None:
             from navigator.api import Navigator
@@ -220,7 +227,7 @@ store_option = click.option(
 )
 
 
-def _team_nav(obj: Ctx, store_url: str | None) -> Any:
+def _team_nav(obj: Ctx, store_url: str | None) -> Navigator:
     """The in-process Navigator, told the team store to use (None: NAV_STORE / config)."""
     nav = obj.local()
     if store_url is not None:
@@ -294,7 +301,9 @@ def _exit_on_term(text: str) -> None:
         signal.signal(signal.SIGTERM, on_term)
 
 
-def _index_rest(nav: Any, report: Any, *, team: bool, embed: bool | None, as_json: bool) -> None:
+def _index_rest(
+    nav: Navigator, report: IndexReport, *, team: bool, embed: bool | None, as_json: bool
+) -> None:
     """`nav index` after the index run: embedding or warming from the team store, then the report."""
     warm = None
     if team:
@@ -382,7 +391,7 @@ def store_status(obj: Ctx, store_url: str | None, as_json: bool) -> None:
     )
 
 
-def _warm_with_progress(nav: Any, *, embed: bool) -> Any:
+def _warm_with_progress(nav: Navigator, *, embed: bool) -> WarmReport:
     progress = Progress("embedding", delay_s=0.0)
     try:
         return nav.team().warm(embed=embed, progress=progress)
@@ -410,7 +419,7 @@ def publish(
     Content-addressed: files, chunks and vectors the store has are not uploaded or embedded
     again. One transaction per commit; publishing a published commit only moves the branch.
     """
-    from semantic.embed import set_thread_limit
+    from navigator.public import set_thread_limit
 
     set_thread_limit(threads)  # torch or ONNX Runtime alike
     nav = _team_nav(obj, store_url)
@@ -490,7 +499,7 @@ def status(obj: Ctx, as_json: bool) -> None:
 def _echo_store_line(obj: Ctx) -> None:
     """The configured team store, password redacted (the store is not contacted)."""
     from navigator.config import load_config, resolve_store_url
-    from storage.redact import redact
+    from navigator.public import redact
 
     url = resolve_store_url(load_config(obj.root))
     if url:
@@ -654,8 +663,8 @@ def mcp(obj: Ctx) -> None:
 def setup(obj: Ctx, agent: str, scope: str | None, show: bool, remove: bool) -> None:
     """Add nav to AGENT (claude, codex, cursor, opencode, gemini, vscode): its MCP server entry
     and a short text telling the agent when to use nav, in the files the agent reads."""
+    from navigator.errors import UsageError
     from navigator.frontends import agent_setup
-    from storage.errors import UsageError
 
     name = agent_setup.normalize_agent(agent)
     root = None
@@ -738,8 +747,8 @@ def daemon_stop(obj: Ctx) -> None:
 @handle_errors
 def daemon_status(obj: Ctx, all_daemons: bool, as_json: bool) -> None:
     """Show whether a daemon serves the root: pid, uptime, requests, memory, what servers run."""
+    from navigator.errors import ServerError
     from navigator.frontends.client import DaemonClient
-    from storage.errors import ServerError
 
     if all_daemons:
         _all_daemons_status(as_json)
@@ -813,7 +822,7 @@ def _all_daemons_status(as_json: bool) -> None:
         click.echo(f"  embedding: {row['embedding']}{vectors}")
 
 
-def _embed_with_progress(nav: Any) -> Any:
+def _embed_with_progress(nav: Navigator) -> SyncReport:
     """Fill in the vectors, with a progress bar on a terminal (Ctrl-C keeps what is done)."""
     progress = Progress("embedding", delay_s=0.0)
     try:
@@ -848,10 +857,10 @@ def search(
             " ".join(text), k=k, languages=list(languages) or None, all_repos=True, store=_store_for(obj, store_url)
         )
     else:
-        options: dict[str, Any] = {"view": "code"} if code_view else {}
         resp = obj.nav().search(
-            " ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None, **options
-        )
+            " ".join(text), k=k, paths=list(paths) or None, languages=list(languages) or None,
+            view="code" if code_view else "files",
+        )  # fmt: skip
     if as_json:
         echo_json(resp)
         return
@@ -882,7 +891,13 @@ def echo_counts_per_file(items: Any, what: str) -> None:
         click.echo(line)
 
 
-def _hits_command(verb: str, name: str, doc: str) -> None:
+class _HitsVerb(Protocol):
+    """One of the engine's verbs that answer hits (``references``, ``callers``...)."""
+
+    def __call__(self, target: str, *, deadline_s: float = ..., limit: int | None = ...) -> Response[Hit]: ...
+
+
+def _hits_command(verb: Callable[[Verbs], _HitsVerb], name: str, doc: str) -> None:
     @main.command(name, help=doc)
     @click.argument("target")
     @deadline_option
@@ -891,7 +906,7 @@ def _hits_command(verb: str, name: str, doc: str) -> None:
     @click.pass_obj
     @handle_errors
     def command(obj: Ctx, target: str, deadline_s: float, limit: int | None, as_json: bool) -> None:
-        resp = getattr(obj.nav(), verb)(target, deadline_s=deadline_s, limit=limit)
+        resp = verb(obj.nav())(target, deadline_s=deadline_s, limit=limit)
         if as_json:
             echo_json(resp)
             return
@@ -905,10 +920,10 @@ def _hits_command(verb: str, name: str, doc: str) -> None:
         echo_incomplete(resp)
 
 
-_hits_command("references", "refs", "Every reference to TARGET (a name, `Order.create`, or path:line:col).")
-_hits_command("callers", "callers", "Call sites of TARGET (language server call hierarchy).")
-_hits_command("callees", "callees", "What TARGET calls (language server call hierarchy).")
-_hits_command("implementations", "impl", "Implementations of TARGET (an interface, abstract method, base class).")
+_hits_command(lambda nav: nav.references, "refs", "Every reference to TARGET (a name, `Order.create`, or path:line:col).")
+_hits_command(lambda nav: nav.callers, "callers", "Call sites of TARGET (language server call hierarchy).")
+_hits_command(lambda nav: nav.callees, "callees", "What TARGET calls (language server call hierarchy).")
+_hits_command(lambda nav: nav.implementations, "impl", "Implementations of TARGET (an interface, abstract method, base class).")
 
 
 @main.command()

@@ -26,14 +26,35 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from navigator import errors as nav_errors
+from navigator.errors import NavError, ServerError, shorten
 from navigator.frontends.wire import MAX_MESSAGE_BYTES, MAX_REPLY_BYTES, WireError, decode, dumps, loads
 from navigator.paths import daemon_paths, ensure_nav_dir, ensure_socket_dir, flock_within, open_private
-from storage import errors as nav_errors
-from storage.errors import NavError, ServerError, shorten
+from navigator.results import (
+    Found,
+    GrepHit,
+    Hit,
+    HoverInfo,
+    IndexReport,
+    OutlineEntry,
+    RepoMap,
+    Response,
+    SearchHit,
+    Source,
+    Status,
+    Symbol,
+)
+
+if TYPE_CHECKING:
+    from navigator.indexer import ProgressFn
+    from navigator.public import Availability
+    from navigator.verbs import Verbs
+
+R = TypeVar("R")
 
 START_TIMEOUT_S = 30.0
 REQUEST_TIMEOUT_S = 300.0
@@ -423,10 +444,130 @@ class DaemonClient:
             raise _OtherRoot
         return read_reply(method, line)
 
-    # -- the Navigator's verbs -------------------------------------------------------------
+    # -- the Navigator's verbs (navigator.verbs.Verbs) ----------------------------------------
+    # Each sends its arguments as they are; the daemon checks them against the Navigator's
+    # own signature (wire.check_params) and answers with the same result types.
+
+    def index(
+        self,
+        *,
+        progress: ProgressFn | None = None,
+        workers: int | None = None,
+        only: Sequence[str] | None = None,
+    ) -> IndexReport:
+        if progress is not None:
+            raise nav_errors.UsageError(
+                "a progress callback cannot cross the daemon's socket; index in-process (`nav index`)"
+            )
+        return self._verb("index", IndexReport, workers=workers, only=only)
+
+    def status(self) -> Status:
+        return self._verb("status", Status)
+
+    def definitions(
+        self, name: str, *, all_repos: bool = False, store: str | None = None
+    ) -> Response[Symbol]:
+        return self._verb("definitions", Response, name, all_repos=all_repos, store=store)
+
+    def symbols(
+        self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
+    ) -> Response[Symbol]:
+        return self._verb("symbols", Response, pattern, limit=limit, kinds=kinds)
+
+    def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
+        return self._verb("outline", Response, os.fspath(path) if isinstance(path, os.PathLike) else path)
+
+    def show(self, target: str, *, max_lines: int = 200, limit: int = 5) -> Response[Source]:
+        return self._verb("show", Response, target, max_lines=max_lines, limit=limit)
+
+    def repo_map(self, *, tokens: int = 1024) -> RepoMap:
+        return self._verb("repo_map", RepoMap, tokens=tokens)
+
+    def search(
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        paths: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        view: str = "files",
+        all_repos: bool = False,
+        store: str | None = None,
+    ) -> Response[SearchHit]:
+        return self._verb(
+            "search", Response, text, k=k, paths=paths, languages=languages,
+            view=view, all_repos=all_repos, store=store,
+        )  # fmt: skip
+
+    def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
+        return self._verb("query", Response, text, limit=limit, deadline_s=deadline_s)
+
+    def grep(
+        self,
+        pattern: str,
+        *,
+        fixed: bool = False,
+        ignore_case: bool = False,
+        word: bool = False,
+        files_only: bool = False,
+        count: bool = False,
+        globs: tuple[str, ...] = (),
+        types: tuple[str, ...] = (),
+        paths: tuple[str, ...] = (),
+        before: int = 0,
+        after: int = 0,
+        max_count: int | None = None,
+        limit: int | None = 1000,
+        deadline_s: float = 30.0,
+        symbols: bool = False,
+    ) -> Response[GrepHit]:
+        return self._verb(
+            "grep", Response, pattern, fixed=fixed, ignore_case=ignore_case, word=word,
+            files_only=files_only, count=count, globs=globs, types=types, paths=paths, before=before,
+            after=after, max_count=max_count, limit=limit, deadline_s=deadline_s, symbols=symbols,
+        )  # fmt: skip
+
+    def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
+        return self._verb("definition", Response, target, deadline_s=deadline_s)
+
+    def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        return self._verb("references", Response, target, deadline_s=deadline_s, limit=limit)
+
+    def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        return self._verb("callers", Response, target, deadline_s=deadline_s, limit=limit)
+
+    def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
+        return self._verb("callees", Response, target, deadline_s=deadline_s, limit=limit)
+
+    def implementations(
+        self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
+    ) -> Response[Hit]:
+        return self._verb("implementations", Response, target, deadline_s=deadline_s, limit=limit)
+
+    def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
+        return self._verb("hover", Response, target, deadline_s=deadline_s)
+
+    def doctor(self) -> Response[Availability]:
+        return self._verb("doctor", Response)
+
+    def _verb(self, method: str, expected: type[R], *args: object, **kwargs: object) -> R:
+        """``method``'s answer, checked to be of the type its verb returns: a daemon that sends
+        another (a newer nav's, or not nav at all) gets a clear error, not an AttributeError later."""
+        result = self.call(method, *args, **kwargs)
+        if not isinstance(result, expected):
+            raise ServerError(
+                f"nav's daemon answered `{method}` with {type(result).__name__}, not {expected.__name__}; "
+                "restart it with `nav daemon stop`"
+            )
+        return result
+
+    # -- the daemon itself -----------------------------------------------------------------
 
     def daemon_status(self) -> dict[str, Any]:
-        return self.call("daemon.status")  # type: ignore[no-any-return]
+        status = self.call("daemon.status")
+        if not isinstance(status, dict):
+            raise ServerError(f"nav's daemon sent an unexpected status: {shorten(status)}")
+        return status
 
     def stop(self) -> bool:
         """Ask the daemon to exit; False when none was running. Never starts one."""
@@ -441,12 +582,6 @@ class DaemonClient:
         self._wait_for_exit()  # "stopped" means gone, not "asked to go"
         return True
 
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_"):
-            raise AttributeError(name)
 
-        def verb(*args: Any, **kwargs: Any) -> Any:
-            return self.call(name, *args, **kwargs)
-
-        verb.__name__ = name
-        return verb
+if TYPE_CHECKING:
+    _IMPLEMENTS: type[Verbs] = DaemonClient  # mypy holds the client to every verb's signature

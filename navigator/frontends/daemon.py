@@ -35,8 +35,6 @@ import json
 import logging
 import os
 import signal
-import socket
-import socketserver
 import sys
 import threading
 import time
@@ -44,30 +42,31 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from navigator.errors import NavError, shorten
+from navigator.frontends.daemon_servers import ServerWarmup, early_pool
+from navigator.frontends.daemon_socket import (
+    MAX_CONNECTIONS as MAX_CONNECTIONS,  # bench/fault_scenarios reads it here
+)
+from navigator.frontends.daemon_socket import SocketServer, signal_ready
 from navigator.frontends.registry import (
     DEFAULT_MAX_DAEMONS,
+    EmbedTurns,
     Registration,
-    Want,
     budget_plan,
     live_entries,
-    live_wants,
-    next_embedder,
     registry_dir,
     runtime_dir,
-    turn_cost,
 )
 from navigator.frontends.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
     Rejected,
     WireError,
     check_message,
     check_params,
-    dumps,
     encode,
+    error_reply,
     error_type,
     is_request_id,
 )
@@ -79,9 +78,10 @@ from navigator.paths import (
     flock_within,
     open_private,
 )
-from storage.errors import NavError, shorten
+from navigator.verbs import SERVED, served
 
 if TYPE_CHECKING:
+    from navigator.public import ServerPool
     from navigator.watch import Watcher
 
 log = logging.getLogger("nav.daemon")
@@ -93,34 +93,8 @@ SCOPED_SYNC_MAX = 2000
 """Above this many changed paths (a branch switch), a full walk is cheaper than path by path."""
 ROOT_CHECK_S = 2.0
 """How often the idle clock checks that the root is still there, at its path, with our socket."""
-WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
-WARM_SHARE = 0.2
-"""Warm-up starts the server of the root's main language (the most lines of code) and of any
-other holding at least this share of the code's files or lines; the rest start on first use."""
-
-# Navigator verbs the daemon serves. Anything else is "method not found".
-METHODS: frozenset[str] = frozenset(
-    {
-        "index",
-        "status",
-        "definitions",
-        "symbols",
-        "outline",
-        "show",
-        "references",
-        "definition",
-        "hover",
-        "callers",
-        "callees",
-        "implementations",
-        "doctor",
-        "search",
-        "query",
-        "find",
-        "repo_map",
-        "grep",
-    }
-)
+METHODS: frozenset[str] = frozenset(SERVED)
+"""The verbs the daemon serves (:data:`navigator.verbs.SERVED`). Anything else is "method not found"."""
 
 EMBED_SLICE_S = 1.0
 """Background embedding works in slices this long (batches of EMBED_BATCH), then looks up."""
@@ -131,15 +105,8 @@ QUIET_S = 0.25
 """Background embedding starts a slice only after this long with no request in flight."""
 DEFAULT_MODEL_IDLE_S = 300.0
 """An idle daemon drops the embedding model after this long (env NAV_MODEL_IDLE_S); it reloads lazily."""
-MAX_DRAIN_BYTES = 256 * 1024 * 1024
-"""How much of an oversized request line is skipped, unread, before the connection is dropped."""
-MAX_CONNECTIONS = 256
-"""Connections served at once (a thread each); more are answered "too many connections" and closed."""
-SERVER_BUSY = -32000
 OTHER_ROOT = -32001
 """The request's ``nav_root`` is not this daemon's root (it moved, or was replaced): ask your own."""
-LISTEN_BACKLOG = socket.SOMAXCONN
-"""Connections the kernel queues before the daemon accepts them (was 5: a burst of clients got EAGAIN)."""
 
 
 class Daemon:
@@ -155,14 +122,14 @@ class Daemon:
         warm_servers: bool = True,
         model_idle_s: float = DEFAULT_MODEL_IDLE_S,
         embed_lock: Path | None = None,
-        pool: Any = None,
+        pool: ServerPool | None = None,
         server_idle_s: float | None = None,
         max_daemons: int = DEFAULT_MAX_DAEMONS,
         registry: Path | None = None,
     ) -> None:
-        from lsp.pool import ServerPool
         from navigator.api import Navigator
         from navigator.exact import ExactNavigator, NavigatorTable
+        from navigator.public import ServerPool
 
         self.root = root.resolve()
         self.paths = daemon_paths(self.root)
@@ -174,15 +141,15 @@ class Daemon:
             pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
         self._pool = pool
         self.nav._exact = ExactNavigator(self.root, NavigatorTable(self.nav), pool=pool)
+        self._verbs = served(self.nav)
+        """The one table from a request's method to the verb that answers it."""
         self.max_daemons = max_daemons
         self.registry = registry if registry is not None else registry_dir()
         self._registration: Registration | None = None
         self.over_budget = False
         self.released: str | None = None
         """Why the servers and model were last given back before their own idle time, if they were."""
-        self._passes = 0.0
-        self._wanting = False
-        self._want_written: Want | None = None
+        self._turns = EmbedTurns()
         self.last_used_wall = time.time()
         self.started_at = time.time()
         self.last_activity = time.monotonic()
@@ -190,7 +157,7 @@ class Daemon:
         self.requests = 0
         self._state = threading.Lock()
         self._stop = threading.Event()
-        self._server: _Server | None = None
+        self._server: SocketServer | None = None
         self._watcher: Watcher | None = None
         self._debounce: threading.Timer | None = None
         self._sync_cond = threading.Condition()
@@ -202,11 +169,7 @@ class Daemon:
         self.syncs = 0
         self.embed_background = embed
         self.warm_servers = warm_servers
-        self.servers: dict[str, str] = {}
-        """Language -> "starting" / "ready" / "not available", for the servers warmed at start
-        (what runs now: :meth:`server_states`)."""
-        self._code_servers: dict[str, str] = {}
-        """The index's languages that have a server, most files first: language -> server key."""
+        self._warmup = ServerWarmup(self.root, self._pool, stopping=self._stop)
         self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
         self._initial_done = threading.Event()
@@ -240,14 +203,14 @@ class Daemon:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _signal_ready(ready_fd, "busy")
+            signal_ready(ready_fd, "busy")
             os.close(lock_fd)
             return 0
         try:
             ensure_socket_dir(self.paths)  # deep roots: a folder only this user can enter
             if self.paths.socket.exists() or self.paths.socket.is_symlink():
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
-            self._server = _Server(str(self.paths.socket), _Handler, daemon=self)
+            self._server = SocketServer(str(self.paths.socket), self)
             os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
             sock_st = os.stat(self.paths.socket)
             self._socket_id = (sock_st.st_dev, sock_st.st_ino)
@@ -272,7 +235,7 @@ class Daemon:
                     target=self._embed_loop, args=(self.embed_slice_s,), name="nav-embed", daemon=True
                 )
                 self._embedder.start()
-            _signal_ready(ready_fd, "ready")
+            signal_ready(ready_fd, "ready")
             log.info("serving %s on %s (pid %d)", self.root, self.paths.socket, os.getpid())
             self._server.serve_forever(poll_interval=0.2)
         finally:
@@ -310,9 +273,6 @@ class Daemon:
             self._embedder.join(timeout=10)  # let a running slice finish and save its vectors
         if self._watcher is not None:
             self._watcher.stop()
-        closer = getattr(self.nav, "shutdown", None)
-        if callable(closer):
-            closer()
         self.nav.close()
         if self._pool is not None:
             self._pool.close()
@@ -330,48 +290,15 @@ class Daemon:
             self._note_languages()
 
     def _warm_servers(self) -> None:
-        """Start the servers of the languages the root is mostly made of (:func:`languages_to_warm`),
-        now and side by side, so the first exact query does not pay a cold start (jdtls needs ~1 min
-        on a mid-size Java repository, more than a query's deadline); a language with a few files
-        (test fixtures) starts on first use. Returns at once; each server is warmed in a thread."""
-        sizes = self._note_languages()
-        if sizes is None:
-            return
-        for language in languages_to_warm(sizes):
-            if self._stop.is_set() or self.servers.get(language) in ("starting", "ready"):
-                continue
-            self.servers[language] = "starting"
-            threading.Thread(
-                target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True
-            ).start()
+        """Start the servers of the languages the root is mostly made of (see
+        :mod:`navigator.frontends.daemon_servers`); returns at once."""
+        self._warmup.warm(self._language_sizes)
 
-    def _note_languages(self) -> dict[str, tuple[int, int]] | None:
-        """Read the index's languages (files, lines) and remember those with a server, for
-        :meth:`server_states`; None when the index cannot be read."""
-        from lsp.registry import server_key
+    def _note_languages(self) -> None:
+        self._warmup.note_languages(self._language_sizes)
 
-        try:
-            sizes = self.nav.store.language_sizes()
-        except NavError as exc:
-            log.warning("cannot read the index's languages: %s", exc)
-            return None
-        by_files = sorted(
-            sizes, key=lambda lang: (-sizes[lang][0], lang)
-        )  # a server is named by its main language
-        self._code_servers = {
-            lang: key for lang in by_files if lang in WARMABLE and (key := server_key(lang)) is not None
-        }
-        return sizes
-
-    def _warm_one(self, language: str) -> None:
-        try:
-            ready = self.nav.exact.pool.warm(self.root, language, deadline_s=300.0)
-        except Exception:  # warming is an optimisation: a failure is logged, queries still work
-            log.error("warming the %s server failed: %s", language, traceback.format_exc())
-            self.servers[language] = "not available"
-            return
-        self.servers[language] = "ready" if ready else "not available"
-        log.info("%s server %s", language, self.servers[language])
+    def _language_sizes(self) -> dict[str, tuple[int, int]]:
+        return self.nav.store.language_sizes()
 
     def _embed_loop(self, slice_s: float = EMBED_SLICE_S) -> None:
         """Fill in missing vectors in short slices, so lexical search answers at once and vectors follow.
@@ -385,7 +312,7 @@ class Daemon:
         watcher re-indexes something, so an idle daemon can give the model back. A daemon
         beyond the user's budget (:meth:`keep_budget`) embeds again once it is asked something.
         """
-        from semantic.embed import set_thread_limit
+        from navigator.public import set_thread_limit
 
         set_thread_limit(1)  # leave the other core to queries (torch or ONNX Runtime alike)
         lock_fd = _open_user_lock(self.embed_lock)
@@ -435,40 +362,14 @@ class Daemon:
                 os.close(lock_fd)
 
     def _my_turn(self) -> bool:
-        """Say (in the registry) that this daemon wants to embed, and whether the next slice is
-        its own (:func:`~navigator.frontends.registry.next_embedder`, the same answer in every
-        daemon). A daemon that starts wanting joins at the others' lowest pass, so a newcomer
-        does not take every turn until it has caught up. Without a registry: always."""
-        reg = self._registration
-        if reg is None or not reg.active:
-            return True
-        others = [w for w in live_wants(reg.folder, live_entries(reg.folder)) if w.id != reg.id]
-        if not self._wanting:
-            self._passes = max(self._passes, min((w.passes for w in others), default=self._passes))
-            self._wanting = True
-            self._want_written = None
-        mine = Want(reg.id, self.last_used_wall, self._passes)
-        if self._want_written != mine:
-            reg.want(asked=mine.asked, passes=mine.passes)
-            self._want_written = mine
-        return next_embedder([*others, mine]) == reg.id
+        """Whether the next embedding slice is this daemon's (:class:`EmbedTurns`)."""
+        return self._turns.mine(self._registration, self.last_used_wall)
 
     def _took_turn(self) -> None:
-        """After a slice: this daemon's pass moves on by its cost (less for the one asked last)."""
-        reg = self._registration
-        if reg is None or not reg.active:
-            return
-        wants = live_wants(reg.folder, live_entries(reg.folder))
-        others = [w for w in wants if w.id != reg.id]
-        self._passes += turn_cost(reg.id, [*others, Want(reg.id, self.last_used_wall, self._passes)])
-        reg.want(asked=self.last_used_wall, passes=self._passes)
-        self._want_written = Want(reg.id, self.last_used_wall, self._passes)
+        self._turns.took(self._registration, self.last_used_wall)
 
     def _unwant(self) -> None:
-        if self._wanting and self._registration is not None:
-            self._registration.unwant()
-        self._wanting = False
-        self._want_written = None
+        self._turns.unwant(self._registration)
 
     def _wait_for_quiet(self) -> bool:
         """Block while requests are being served (bounded polls); False when the daemon stops."""
@@ -661,10 +562,9 @@ class Daemon:
                 rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
             self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
             self.nav.grep_changed(rel)  # the grep index, when one was built: the same paths
-            notify = getattr(self.nav, "files_changed", None)
-            if callable(notify) and changed != set():
+            if changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree
-                notify(sorted(changed) if changed is not None else None)
+                self.nav.files_changed(sorted(changed) if changed is not None else None)
         finally:
             with self._sync_cond:
                 self._syncing = False
@@ -703,7 +603,7 @@ class Daemon:
         params = msg.get("params", {})
         if "nav_root" in msg and not self.serves(msg["nav_root"]):
             self.check_root()  # a client at another path: perhaps this root moved
-            return _error(
+            return error_reply(
                 req_id,
                 OTHER_ROOT,
                 f"this daemon serves {self.root}, not {shorten(_claimed_path(msg['nav_root']))}; "
@@ -724,17 +624,17 @@ class Daemon:
         try:
             result = self._dispatch(method, params)
         except WireError as exc:
-            return _error(req_id, exc.code, exc.message)
+            return error_reply(req_id, exc.code, exc.message)
         except NavError as exc:
             data: dict[str, Any] = {"type": error_type(exc), "exit_code": exc.exit_code}
             if hasattr(exc, "suggestions"):
                 data["suggestions"] = exc.suggestions
                 data["name"] = getattr(exc, "name", None)
                 data["note"] = getattr(exc, "note", None)
-            return _error(req_id, exc.rpc_code, str(exc), data)
+            return error_reply(req_id, exc.rpc_code, str(exc), data)
         except Exception as exc:  # a bug must cost one request, not the daemon
             log.error("internal error in %s: %s", shorten(method), traceback.format_exc())
-            return _error(
+            return error_reply(
                 req_id,
                 INTERNAL_ERROR,
                 f"internal error in {shorten(method)}: {type(exc).__name__}: {shorten(str(exc), 300)}; "
@@ -757,11 +657,11 @@ class Daemon:
         if method == "daemon.stop":
             self.stop()
             return {"value": "stopping"}
-        if method not in METHODS or not callable(getattr(self.nav, method, None)):
+        fn = self._verbs.get(method)
+        if fn is None:
             raise WireError(
                 METHOD_NOT_FOUND, f"unknown method `{shorten(method)}`; one of: {', '.join(sorted(METHODS))}"
             )
-        fn = getattr(self.nav, method)
         # the team store answers --all-repos, not this root's index (which answers only when the
         # store cannot, and then says it is a partial answer): no wait for the local index
         team_store = isinstance(params, dict) and params.get("all_repos") is True
@@ -791,27 +691,8 @@ class Daemon:
         return encode(fn(**check_params(fn, args, kwargs)))
 
     def server_states(self) -> dict[str, str]:
-        """Per language with a server (one per server: ts, tsx and js share one), what runs now:
-        ``running``, ``starting``, ``stopped idle``, ``released`` (the daemon budget, or other
-        roots in use), ``crashed``, ``not available: <why>``, or ``not started`` (starts on
-        first use)."""
-        live = self._pool.states(self.root)
-        out: dict[str, str] = {}
-        named: set[str] = set()
-        for language, key in list(self._code_servers.items()):
-            if key in named:
-                continue
-            named.add(key)
-            warmed = next(
-                (lang for lang, k in self._code_servers.items() if k == key and lang in self.servers), None
-            )
-            out[warmed or language] = live.get(key) or (
-                "not available" if self.servers.get(warmed or "") == "not available" else "not started"
-            )
-        for key, state in live.items():
-            if key not in named:
-                out[key] = state
-        return out
+        """Per language with a server, what runs now (:meth:`ServerWarmup.states`)."""
+        return self._warmup.states()
 
     def info(self) -> dict[str, Any]:
         import resource
@@ -841,13 +722,6 @@ class Daemon:
 
 def _claimed_path(claimed: Any) -> Any:
     return claimed.get("path") if isinstance(claimed, dict) else claimed
-
-
-def _error(req_id: Any, code: int, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": req_id, "error": err}
 
 
 def embed_lock_path() -> Path:
@@ -891,56 +765,6 @@ def _trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _signal_ready(fd: int | None, word: str) -> None:
-    if fd is None:
-        return
-    try:
-        os.write(fd, (word + "\n").encode())
-        os.close(fd)
-    except OSError:
-        pass
-
-
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = LISTEN_BACKLOG
-
-    def __init__(
-        self, address: str, handler: type[socketserver.BaseRequestHandler], *, daemon: Daemon
-    ) -> None:
-        self.nav_daemon = daemon
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        super().__init__(address, handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread per connection, up to :data:`MAX_CONNECTIONS`; past that, a connection is
-        told why and closed at once, so no number of clients can exhaust the daemon's threads."""
-        if not self._slots.acquire(blocking=False):
-            with contextlib.suppress(OSError):
-                request.settimeout(1.0)
-                request.sendall(
-                    dumps(
-                        _error(
-                            None, SERVER_BUSY, f"too many connections (at most {MAX_CONNECTIONS}); try again"
-                        )
-                    )
-                )
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()  # the thread never started
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-
 CODE_CHECK_S = 1.0
 """How often (at most) a request re-reads the stamp of nav's own code."""
 
@@ -948,144 +772,18 @@ CODE_CHECK_S = 1.0
 def code_stamp() -> tuple[tuple[str, int], ...]:
     """nav's own code as it is on disk: every module and query file of its packages with its
     modification time. A different stamp than at start means the running code is stale."""
-    import lsp
-    import navigator
-    import semantic
-    import storage
+    import importlib
+
+    from navigator.public import PACKAGES
 
     out: list[tuple[str, int]] = []
-    for pkg in (navigator, semantic, storage, lsp):
-        base = Path(pkg.__file__ or "").parent
+    for name in PACKAGES:
+        base = Path(importlib.import_module(name).__file__ or "").parent
         for pattern in ("**/*.py", "**/*.scm"):
             for path in base.glob(pattern):
                 with contextlib.suppress(OSError):
                     out.append((str(path), path.stat().st_mtime_ns))
     return tuple(sorted(out))
-
-
-class _Handler(socketserver.StreamRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        """Read request lines and answer each. A line longer than :data:`MAX_MESSAGE_BYTES` is
-        skipped to its end unread (a bounded drain: memory stays flat, no parsing) and answered
-        with "request too large"; a client that streams on without a line end past
-        :data:`MAX_DRAIN_BYTES` is answered and disconnected."""
-        daemon = self.server.nav_daemon
-        while True:
-            try:
-                line = self.rfile.readline(MAX_MESSAGE_BYTES + 1)
-            except OSError:
-                return
-            if not line:
-                return
-            if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-                ended = self._drain_line()
-                message = f"request too large: more than {MAX_MESSAGE_BYTES:,} bytes (at most {MAX_MESSAGE_BYTES:,})"
-                if not ended:
-                    message += "; closing the connection"
-                if not self._send(_error(None, INVALID_REQUEST, message)) or not ended:
-                    return
-                continue
-            if daemon.code_changed():
-                # no answer from stale code: the client sees the connection close, starts a
-                # daemon running the new code and asks again
-                log.warning("nav's code changed on disk since this daemon started; stopping")
-                daemon.stop()
-                return
-            # every line is answered, an empty one too (a parse error): a client never waits
-            for reply in daemon.handle(line):
-                if not self._send(reply):
-                    return
-
-    def _drain_line(self) -> bool:
-        """Discard the rest of an oversized line; True when its end was reached within the bound."""
-        drained = 0
-        while drained < MAX_DRAIN_BYTES:
-            try:
-                chunk = self.rfile.readline(64 * 1024)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            drained += len(chunk)
-            if chunk.endswith(b"\n"):
-                return True
-        return False
-
-    def _send(self, reply: dict[str, Any]) -> bool:
-        try:
-            data = dumps(reply)
-        except (TypeError, ValueError) as exc:  # a result JSON cannot carry: say so, keep serving
-            log.error("cannot encode the reply to request %r: %s", reply.get("id"), exc)
-            data = dumps(
-                _error(reply.get("id"), INTERNAL_ERROR, f"cannot encode the reply: {shorten(str(exc))}")
-            )
-        try:
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:
-            return False
-        return True
-
-
-def languages_to_warm(sizes: dict[str, tuple[int, int]]) -> list[str]:
-    """Which languages' servers a daemon starts before the first query, from the index's
-    (files, lines) per language: the main language (most lines among languages with a server),
-    and any other server's languages holding at least :data:`WARM_SHARE` of those files or
-    lines. One language per server (ts, tsx and js share one), the one with the most files."""
-    from lsp.registry import server_key
-
-    groups: dict[str, list[Any]] = {}  # server key -> [files, lines, language with most files, its files]
-    for language, (files, lines) in sizes.items():
-        key = server_key(language) if language in WARMABLE and files > 0 else None
-        if key is None:
-            continue
-        g = groups.setdefault(key, [0, 0, language, files])
-        g[0] += files
-        g[1] += lines
-        if files > g[3] or (files == g[3] and language < g[2]):
-            g[2], g[3] = language, files
-    if not groups:
-        return []
-    total_files = sum(g[0] for g in groups.values())
-    total_lines = sum(g[1] for g in groups.values())
-    main = max(groups, key=lambda k: (groups[k][1], groups[k][0], k))
-    out = [groups[main][2]]
-    for key, (files, lines, language, _) in sorted(groups.items(), key=lambda kv: (-kv[1][1], kv[0])):
-        if key != main and (
-            files >= WARM_SHARE * total_files or (total_lines and lines >= WARM_SHARE * total_lines)
-        ):
-            out.append(language)
-    return out
-
-
-def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> Any:
-    """Start the servers of the languages an existing index holds before the rest of nav is
-    imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
-    pool, or None when there is no index to read yet (the daemon warms after its first run)."""
-    import sqlite3
-
-    if not index_db.is_file():
-        return None
-    try:
-        with contextlib.closing(sqlite3.connect(f"{index_db.as_uri()}?mode=ro", uri=True, timeout=1.0)) as db:
-            rows = db.execute("SELECT language, COUNT(*), SUM(lines) FROM files GROUP BY language").fetchall()
-    except sqlite3.Error as exc:
-        log.warning("cannot read languages to warm servers early: %s", exc)
-        return None
-    from lsp.pool import ServerPool
-
-    warm = languages_to_warm({str(lang or "text"): (int(n), int(lines or 0)) for lang, n, lines in rows})
-    if not warm:
-        return None
-    pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
-    for language in warm:
-        threading.Thread(
-            target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
-            daemon=True,
-        ).start()  # fmt: skip
-    return pool
 
 
 def _env_number(name: str, default: float, *, low: float = 0.0) -> float:
@@ -1135,7 +833,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.FileHandler(paths.log, encoding="utf-8")] if args.ready_fd is not None else None,
     )
-    from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
+    from navigator.public import DEFAULT_SERVER_IDLE_S
 
     model_idle_s = _env_number("NAV_MODEL_IDLE_S", DEFAULT_MODEL_IDLE_S)
     server_idle_s = _env_number("NAV_SERVER_IDLE_S", DEFAULT_SERVER_IDLE_S)

@@ -56,21 +56,27 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.server import LanguageServer
 
-from lsp.positions import from_lsp, to_lsp
 from navigator.confine import confine, read_text_inside
+from navigator.errors import NavError, OutsideRootError, UsageError
 from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
 from navigator.frontends.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
+from navigator.public import detect_language, from_lsp, to_lsp
 from navigator.results import Hit, Symbol, to_data
 from navigator.watch import Watcher
-from semantic.languages import detect_language
-from storage.errors import NavError, OutsideRootError, UsageError
+
+if TYPE_CHECKING:
+    from navigator.public import ServerPool
+    from navigator.verbs import Verbs
+
+    NavFactory = Callable[[Path], Verbs]
+    """Makes the engine of one root for the disk's view (a test's, or a custom one)."""
 
 log = logging.getLogger("nav.editor")
 
@@ -128,14 +134,16 @@ def _rpc_error(err: NavError) -> NavRpcError:
 class RootEngine:
     """Everything ``nav lsp`` holds for one workspace root."""
 
-    def __init__(self, root: Path, pool: Any, *, use_daemon: bool, nav_factory: Any = None) -> None:
+    def __init__(
+        self, root: Path, pool: ServerPool | None, *, use_daemon: bool, nav_factory: NavFactory | None = None
+    ) -> None:
         from navigator.api import Navigator
         from navigator.exact import ExactNavigator, NavigatorTable
 
         self.root = root
         self.buffers = Buffers(root)
         self.use_daemon = use_daemon
-        self.remote: Any = None
+        self.remote: Verbs | None = None
         if nav_factory is not None:
             self.remote = nav_factory(root)
         elif use_daemon:
@@ -155,7 +163,7 @@ class RootEngine:
         self._lock = threading.Lock()
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Verbs:
         """The Navigator verbs' provider for the disk's view: the daemon, or this process."""
         return self.remote if self.remote is not None else self.local
 
@@ -205,12 +213,12 @@ class RootEngine:
 class NavLanguageServer(LanguageServer):
     """One engine per workspace root, one pool of language servers for them all."""
 
-    def __init__(self, nav_factory: Any = None, *, use_daemon: bool = False) -> None:
+    def __init__(self, nav_factory: NavFactory | None = None, *, use_daemon: bool = False) -> None:
         super().__init__("nav", "0.2.0", protocol_cls=NavProtocol, max_workers=4)
         self._nav_factory = nav_factory
         self.use_daemon = use_daemon
         self.engines: dict[Path, RootEngine] = {}
-        self._pool: Any = None
+        self._pool: ServerPool | None = None
         self._lock = threading.RLock()
         self._said: set[tuple[str, str]] = set()
         self._pushes: dict[str, asyncio.TimerHandle] = {}
@@ -220,10 +228,10 @@ class NavLanguageServer(LanguageServer):
         """Set by ``initialized``: from then on each root's warm-up brings its index up first."""
 
     @property
-    def pool(self) -> Any:
+    def pool(self) -> ServerPool:
         with self._lock:
             if self._pool is None:
-                from lsp.pool import ServerPool
+                from navigator.public import ServerPool
 
                 self._pool = ServerPool()
             return self._pool
@@ -266,7 +274,7 @@ class NavLanguageServer(LanguageServer):
         return self.engine_for_root(best), confine(best, path, given_as=uri)  # the one check every front end uses
 
     @property
-    def nav(self) -> Any:
+    def nav(self) -> Verbs:
         """The first root's engine for the disk's view (custom requests)."""
         return self.engine_for_root(self.folders()[0]).engine
 
@@ -465,7 +473,7 @@ def document_symbols(engine: RootEngine, rel: str) -> list[types.DocumentSymbol]
     (else a parse of the disk's text, for a file the index does not hold yet)."""
     rows = engine.table.symbols_in_file(rel)
     if not rows and engine.buffers.text_of(rel) is None:
-        from semantic.parse import parse_source
+        from navigator.public import parse_source
 
         text = engine.text(rel)
         defs = list(parse_source(rel, text, detect_language(rel, text)).symbols) if text else []
@@ -649,7 +657,7 @@ async def _with_loading_progress(ls: NavLanguageServer, engine: RootEngine, lang
     info = ls.pool.session_info(engine.root, language) if language else None
     if info is not None and info.get("ready") and info.get("alive"):
         return await ls.run(ask)
-    from lsp.registry import server_key
+    from navigator.public import server_key
 
     if not language or server_key(language) is None:
         return await ls.run(ask)
@@ -684,7 +692,7 @@ def _definition_fallback(engine: RootEngine, rel: str, pos: types.Position) -> l
     return out
 
 
-def build_server(nav_factory: Any = None, *, use_daemon: bool = False) -> NavLanguageServer:
+def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = False) -> NavLanguageServer:
     server = NavLanguageServer(nav_factory, use_daemon=use_daemon)
 
     # -- lifecycle and buffers ---------------------------------------------------------------
@@ -786,7 +794,7 @@ def build_server(nav_factory: Any = None, *, use_daemon: bool = False) -> NavLan
             parsed = engine.buffers.parsed(rel)
             refs = parsed.refs if parsed is not None else ()
             if parsed is None:
-                from semantic.parse import parse_source
+                from navigator.public import parse_source
 
                 text = engine.text(rel)
                 refs = parse_source(rel, text, detect_language(rel, text)).refs
@@ -951,13 +959,16 @@ def _index(engine: RootEngine, report: Callable[[str, int | None], None]) -> Non
 
 async def _embedding_progress(ls: NavLanguageServer, engine: RootEngine, *, every_s: float = 2.0) -> None:
     """While the daemon embeds the root's chunks, show how far it is."""
-    status = await ls.run(engine.remote.daemon_status) if hasattr(engine.remote, "daemon_status") else None
+    daemon_status: Callable[[], dict[str, Any]] | None = getattr(engine.remote, "daemon_status", None)
+    if daemon_status is None:  # an engine that is not the daemon's client: nothing to follow
+        return
+    status = await ls.run(daemon_status)
     vectors = (status or {}).get("vectors")
     if not vectors or vectors.split("/")[0] == vectors.split("/")[1]:
         return
     async with ls.work_progress("nav: embedding code for search", str(engine.root)) as report:
         for _ in range(3600):
-            status = await ls.run(engine.remote.daemon_status)
+            status = await ls.run(daemon_status)
             vectors = (status or {}).get("vectors") or ""
             done, _, total = vectors.partition("/")
             if not done.isdigit() or not total.isdigit() or int(done) >= int(total):
@@ -966,7 +977,7 @@ async def _embedding_progress(ls: NavLanguageServer, engine: RootEngine, *, ever
             await asyncio.sleep(every_s)
 
 
-def serve_stdio(nav_factory: Any = None, *, use_daemon: bool = False) -> None:
+def serve_stdio(nav_factory: NavFactory | None = None, *, use_daemon: bool = False) -> None:
     """Serve over stdio. ``use_daemon``: the index and search come from the root's daemon
     (started on first use); ``nav_factory(root)``: a custom engine for the disk's view."""
     server = build_server(nav_factory, use_daemon=use_daemon)

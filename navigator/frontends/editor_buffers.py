@@ -24,10 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from navigator.confine import read_text_inside
-from semantic.languages import detect_language
-from semantic.parse import parse_source
-from storage.db import RefRow, SymbolRow
-from storage.model import ParsedFile
+from navigator.public import ParsedFile, RefRow, SymbolRow, detect_language, parse_source
 
 __all__ = ["Buffer", "Buffers", "BufferTable", "LineMap"]
 

@@ -44,8 +44,8 @@ import cattrs
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.protocol import LanguageServerProtocol
 
+from navigator import errors
 from navigator.frontends.wire import Rejected, check_message
-from storage import errors
 
 log = logging.getLogger("nav.editor")
 

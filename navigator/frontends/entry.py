@@ -173,7 +173,7 @@ def _ask(root: str, verb: str, params: dict[str, object]) -> bytes | None:
                 sock.settimeout(remaining)
                 chunk = sock.recv(1 << 20)
             except TimeoutError:
-                from storage.errors import DeadlineError
+                from navigator.errors import DeadlineError
 
                 raise DeadlineError(
                     f"nav's daemon did not answer `{verb}` within {_REQUEST_TIMEOUT_S:.0f} s"
@@ -287,7 +287,7 @@ def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
         else:
             resp = _client_call(root_arg, root, verb, name, defaults)
     except Exception as exc:
-        from storage.errors import NavError
+        from navigator.errors import NavError
 
         if not isinstance(exc, NavError):
             raise
@@ -354,7 +354,7 @@ def _print(
         for sym in resp.items:
             print(display.symbol_line(sym, color=color_out), file=out)
         if len(resp.items) > 1:
-            from storage.errors import shorten  # only on this rarer path: the warm path stays light
+            from navigator.errors import shorten  # only on this rarer path: the warm path stays light
 
             print(
                 display.style(
@@ -372,7 +372,7 @@ def _print(
             for hit in resp.items:
                 print(display.hit_line(hit, color=color_out), file=out)
         if not resp.items:
-            from storage.errors import shorten  # only on this rarer path: the warm path stays light
+            from navigator.errors import shorten  # only on this rarer path: the warm path stays light
 
             print(display.style(f"no {what} for `{shorten(name)}`", fg="yellow", color=color_err), file=err)
     for line in display.incomplete_lines(resp, color=color_err):
@@ -406,7 +406,7 @@ def _print_other(
 
     lines: Any
     if command == "symbols" and not resp.items:
-        from storage.errors import shorten
+        from navigator.errors import shorten
 
         print(display.style(f"no symbols match `{shorten(text)}`", fg="yellow", color=color_err), file=err)
         return 1

@@ -179,7 +179,7 @@ def main(argv: list[str], *, root_arg: str | None = None, no_daemon: bool = Fals
     try:
         root = entry._resolved_dir(root_arg) if root_arg else entry.find_root(os.getcwd())
         if root is None:
-            from storage.errors import UsageError
+            from navigator.errors import UsageError
 
             raise UsageError(f"root `{root_arg}` is not a folder; pass the repository's top folder with -C")
         params = _params(opts, root)
@@ -198,7 +198,7 @@ def main(argv: list[str], *, root_arg: str | None = None, no_daemon: bool = Fals
         else:
             value = _to_value(_in_process(root, params))
     except Exception as exc:
-        from storage.errors import NavError
+        from navigator.errors import NavError
 
         if not isinstance(exc, NavError):
             raise

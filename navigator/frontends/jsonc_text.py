@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from storage.errors import UsageError, shorten
+from navigator.errors import UsageError, shorten
 
 # -- JSON and JSONC, edited as text ----------------------------------------------------------
 

@@ -19,8 +19,8 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import AsyncIterator
-from typing import IO, Any, cast
+from collections.abc import AsyncIterator, Callable
+from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -30,9 +30,16 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from navigator.errors import NavError, shorten
 from navigator.frontends.textout import render_response
 from navigator.frontends.wire import INVALID_REQUEST, MAX_MESSAGE_BYTES, Rejected, check_message
-from storage.errors import NavError, shorten
+
+if TYPE_CHECKING:
+    from navigator.results import Hit, Response
+    from navigator.verbs import Verbs
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 log = logging.getLogger("nav.mcp")
 
@@ -47,7 +54,7 @@ INSTRUCTIONS = (
 )
 
 
-def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _call(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Run a verb; a nav error becomes a tool error with its message (which names the bad value),
     anything else a tool error that says what failed — never a traceback in the agent's context."""
     try:
@@ -72,11 +79,11 @@ def _offset(offset: int) -> int:
     return offset
 
 
-def _page(resp: Any, limit: int, offset: int) -> str:
+def _page(resp: Response[Any], limit: int, offset: int) -> str:
     return render_response(resp, limit=_limit(limit), offset=_offset(offset))
 
 
-def _precise(resp: Any, precise_only: bool) -> Any:
+def _precise(resp: Response[Hit], precise_only: bool) -> Response[Hit]:
     """The answer without its ``possible`` hits (same name in code, unresolved by the server) when
     asked; the answer still says it is incomplete, since those may be real uses."""
     if not precise_only:
@@ -85,8 +92,8 @@ def _precise(resp: Any, precise_only: bool) -> Any:
     return dataclasses.replace(resp, items=kept)
 
 
-def build_server(nav: Any) -> MCPServer:
-    """An MCP server over ``nav`` (a Navigator, or anything with the same verbs)."""
+def build_server(nav: Verbs) -> MCPServer:
+    """An MCP server over ``nav``: a Navigator, or the daemon's client (the same verbs)."""
     server: MCPServer = MCPServer(name="nav", instructions=INSTRUCTIONS)
 
     @server.tool(
@@ -160,8 +167,7 @@ def build_server(nav: Any) -> MCPServer:
         k = _limit(limit) + _offset(offset)
         if all_repos:
             return _page(_call(nav.search, text, k=k, all_repos=True), limit, offset)
-        options = {"view": "code"} if view == "code" else {}
-        return _page(_call(nav.search, text, k=k, **options), limit, offset)
+        return _page(_call(nav.search, text, k=k, view=view), limit, offset)
 
     @server.tool(
         description="Text search like ripgrep (same files, same lines), from an index: a regular "
@@ -330,5 +336,5 @@ async def _serve(server: MCPServer) -> None:
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
-def serve_stdio(nav: Any) -> None:
+def serve_stdio(nav: Verbs) -> None:
     anyio.run(_serve, build_server(nav))

@@ -273,3 +273,49 @@ def live_wants(folder: Path, entries: Sequence[Entry]) -> list[Want]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return out
+
+
+class EmbedTurns:
+    """One daemon's side of the turns the user's daemons take at embedding (see the module's
+    docstring): whether it says it wants to embed, and the turns it has had. Without an active
+    registration every turn is its own."""
+
+    def __init__(self) -> None:
+        self._wanting = False
+        self._passes = 0.0
+        self._written: Want | None = None
+
+    def mine(self, reg: Registration | None, asked: float) -> bool:
+        """Say (in the registry) that this daemon wants to embed, and whether the next slice is
+        its own (:func:`next_embedder`, the same answer in every daemon). A daemon that starts
+        wanting joins at the others' lowest pass, so a newcomer does not take every turn until
+        it has caught up. ``asked``: the wall time of its last request."""
+        if reg is None or not reg.active:
+            return True
+        others = [w for w in live_wants(reg.folder, live_entries(reg.folder)) if w.id != reg.id]
+        if not self._wanting:
+            self._passes = max(self._passes, min((w.passes for w in others), default=self._passes))
+            self._wanting = True
+            self._written = None
+        mine = Want(reg.id, asked, self._passes)
+        if self._written != mine:
+            reg.want(asked=mine.asked, passes=mine.passes)
+            self._written = mine
+        return next_embedder([*others, mine]) == reg.id
+
+    def took(self, reg: Registration | None, asked: float) -> None:
+        """After a slice: this daemon's pass moves on by its cost (less for the one asked last)."""
+        if reg is None or not reg.active:
+            return
+        wants = live_wants(reg.folder, live_entries(reg.folder))
+        others = [w for w in wants if w.id != reg.id]
+        self._passes += turn_cost(reg.id, [*others, Want(reg.id, asked, self._passes)])
+        reg.want(asked=asked, passes=self._passes)
+        self._written = Want(reg.id, asked, self._passes)
+
+    def unwant(self, reg: Registration | None) -> None:
+        """No more wanting to embed (done, paused, or beyond the budget)."""
+        if self._wanting and reg is not None:
+            reg.unwant()
+        self._wanting = False
+        self._written = None

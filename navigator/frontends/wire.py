@@ -29,8 +29,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from navigator.errors import shorten
 from navigator.results import Response, to_data
-from storage.errors import shorten
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """A request line: real ones are a few hundred bytes (a pasted issue is well under 1 MB)."""

@@ -1,0 +1,171 @@
+"""Which language servers a daemon starts before the first query, and what runs now.
+
+A cold server costs the first exact query its start (jdtls needs ~1 min on a mid-size Java
+repository, more than a query's deadline), so a daemon warms the servers of the languages its
+root is mostly made of (:func:`languages_to_warm`): at once from an existing index, before the
+rest of nav is imported (:func:`early_pool`), then after each first index
+(:class:`ServerWarmup`). A language with a few files (test fixtures) starts on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from navigator.errors import NavError
+
+if TYPE_CHECKING:
+    from navigator.public import ServerPool
+
+log = logging.getLogger("nav.daemon")
+
+WARMABLE = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
+WARM_SHARE = 0.2
+"""Warm-up starts the server of the root's main language (the most lines of code) and of any
+other holding at least this share of the code's files or lines; the rest start on first use."""
+
+Sizes = dict[str, tuple[int, int]]
+"""Per language of an index: (files, lines)."""
+
+
+class ServerWarmup:
+    """The servers one daemon warms in ``pool`` for ``root``, and what it says of each."""
+
+    def __init__(self, root: Path, pool: ServerPool, *, stopping: threading.Event) -> None:
+        self.root = root
+        self.pool = pool
+        self._stopping = stopping
+        self.servers: dict[str, str] = {}
+        """Language -> "starting" / "ready" / "not available", for the servers warmed at start
+        (what runs now: :meth:`states`)."""
+        self._code_servers: dict[str, str] = {}
+        """The index's languages that have a server, most files first: language -> server key."""
+
+    def warm(self, sizes_of: Callable[[], Sizes]) -> None:
+        """Start the servers of the languages the root is mostly made of, now and side by side.
+        Returns at once; each server is warmed in a thread."""
+        sizes = self.note_languages(sizes_of)
+        if sizes is None:
+            return
+        for language in languages_to_warm(sizes):
+            if self._stopping.is_set() or self.servers.get(language) in ("starting", "ready"):
+                continue
+            self.servers[language] = "starting"
+            threading.Thread(
+                target=self._warm_one, args=(language,), name=f"nav-warm-{language}", daemon=True
+            ).start()
+
+    def note_languages(self, sizes_of: Callable[[], Sizes]) -> Sizes | None:
+        """Read the index's languages (``sizes_of()``) and remember those with a server, for
+        :meth:`states`; None when the index cannot be read."""
+        from navigator.public import server_key
+
+        try:
+            sizes = sizes_of()
+        except NavError as exc:
+            log.warning("cannot read the index's languages: %s", exc)
+            return None
+        by_files = sorted(
+            sizes, key=lambda lang: (-sizes[lang][0], lang)
+        )  # a server is named by its main language
+        self._code_servers = {
+            lang: key for lang in by_files if lang in WARMABLE and (key := server_key(lang)) is not None
+        }
+        return sizes
+
+    def _warm_one(self, language: str) -> None:
+        try:
+            ready = self.pool.warm(self.root, language, deadline_s=300.0)
+        except Exception:  # warming is an optimisation: a failure is logged, queries still work
+            log.error("warming the %s server failed: %s", language, traceback.format_exc())
+            self.servers[language] = "not available"
+            return
+        self.servers[language] = "ready" if ready else "not available"
+        log.info("%s server %s", language, self.servers[language])
+
+    def states(self) -> dict[str, str]:
+        """Per language with a server (one per server: ts, tsx and js share one), what runs now:
+        ``running``, ``starting``, ``stopped idle``, ``released`` (the daemon budget, or other
+        roots in use), ``crashed``, ``not available: <why>``, or ``not started`` (starts on
+        first use)."""
+        live = self.pool.states(self.root)
+        out: dict[str, str] = {}
+        named: set[str] = set()
+        for language, key in list(self._code_servers.items()):
+            if key in named:
+                continue
+            named.add(key)
+            warmed = next(
+                (lang for lang, k in self._code_servers.items() if k == key and lang in self.servers), None
+            )
+            out[warmed or language] = live.get(key) or (
+                "not available" if self.servers.get(warmed or "") == "not available" else "not started"
+            )
+        for key, state in live.items():
+            if key not in named:
+                out[key] = state
+        return out
+
+
+def languages_to_warm(sizes: Sizes) -> list[str]:
+    """Which languages' servers a daemon starts before the first query, from the index's
+    (files, lines) per language: the main language (most lines among languages with a server),
+    and any other server's languages holding at least :data:`WARM_SHARE` of those files or
+    lines. One language per server (ts, tsx and js share one), the one with the most files."""
+    from navigator.public import server_key
+
+    groups: dict[str, list[Any]] = {}  # server key -> [files, lines, language with most files, its files]
+    for language, (files, lines) in sizes.items():
+        key = server_key(language) if language in WARMABLE and files > 0 else None
+        if key is None:
+            continue
+        g = groups.setdefault(key, [0, 0, language, files])
+        g[0] += files
+        g[1] += lines
+        if files > g[3] or (files == g[3] and language < g[2]):
+            g[2], g[3] = language, files
+    if not groups:
+        return []
+    total_files = sum(g[0] for g in groups.values())
+    total_lines = sum(g[1] for g in groups.values())
+    main = max(groups, key=lambda k: (groups[k][1], groups[k][0], k))
+    out = [groups[main][2]]
+    for key, (files, lines, language, _) in sorted(groups.items(), key=lambda kv: (-kv[1][1], kv[0])):
+        if key != main and (
+            files >= WARM_SHARE * total_files or (total_lines and lines >= WARM_SHARE * total_lines)
+        ):
+            out.append(language)
+    return out
+
+
+def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> ServerPool | None:
+    """Start the servers of the languages an existing index holds before the rest of nav is
+    imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
+    pool, or None when there is no index to read yet (the daemon warms after its first run)."""
+    import sqlite3
+
+    if not index_db.is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"{index_db.as_uri()}?mode=ro", uri=True, timeout=1.0)) as db:
+            rows = db.execute("SELECT language, COUNT(*), SUM(lines) FROM files GROUP BY language").fetchall()
+    except sqlite3.Error as exc:
+        log.warning("cannot read languages to warm servers early: %s", exc)
+        return None
+    from navigator.public import ServerPool
+
+    warm = languages_to_warm({str(lang or "text"): (int(n), int(lines or 0)) for lang, n, lines in rows})
+    if not warm:
+        return None
+    pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
+    for language in warm:
+        threading.Thread(
+            target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
+            daemon=True,
+        ).start()  # fmt: skip
+    return pool
