@@ -166,6 +166,8 @@ MAY_IMPORT = {
     "storage": set(),
     "lsp": set(),
     "semantic": {"storage"},
+    # the front ends reach the layers below only through the engine (navigator.public, navigator.errors)
+    "navigator/frontends": {"navigator"},
 }
 
 
@@ -189,7 +191,7 @@ def _our_packages(path: Path) -> dict[str, int]:
 
 @pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
 def test_each_layer_imports_only_the_layers_below_it(layer: str) -> None:
-    allowed = MAY_IMPORT[layer] | {layer}
+    allowed = MAY_IMPORT[layer] | {layer.split("/")[0]}
     bad = {
         f"{path.relative_to(ROOT)}:{line}": package
         for path in sorted((ROOT / layer).rglob("*.py"))
