@@ -12,6 +12,7 @@ and ``lsp`` that a front end needs for itself:
   :func:`to_lsp`), a file's language and parse (:func:`detect_language`, :func:`parse_source`,
   :class:`ParsedFile`), and the index's rows the exact leg reads (:class:`SymbolRow`,
   :class:`RefRow`);
+- what languages an index holds, read before the rest of nav is imported (:func:`language_sizes`);
 - the model's thread budget (:func:`set_thread_limit`), secret redaction for what is printed
   (:func:`redact`), and nav's own packages (:data:`PACKAGES`: the daemon stamps their code).
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from semantic.parse import parse_source
     from storage.db import RefRow, SymbolRow
     from storage.model import ParsedFile
+    from storage.peek import language_sizes
     from storage.redact import redact
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "ServerPool",
     "SymbolRow",
     "detect_language",
+    "language_sizes",
     "from_lsp",
     "parse_source",
     "redact",
@@ -73,6 +76,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "RefRow": ("storage.db", "RefRow"),
     "SymbolRow": ("storage.db", "SymbolRow"),
     "ParsedFile": ("storage.model", "ParsedFile"),
+    "language_sizes": ("storage.peek", "language_sizes"),
     "redact": ("storage.redact", "redact"),
 }
 """Each name offered here: the module that defines it, and its name there."""

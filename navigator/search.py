@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -39,7 +40,6 @@ from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
     STOPWORDS,
     QueryTerms,
-    _filter_sql,
     bm25_chunks,
     by_basename,
     by_path_word,
@@ -55,6 +55,8 @@ from semantic.lexical import (
 )
 from semantic.vectors import VectorIndex
 from storage.db import Store
+from storage.errors import IndexDamagedError, IndexIOError, StorageError
+from storage.query import Scope
 from storage.tokens import fts_query, split_identifier
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,26 @@ CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "en
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
+
+
+_T = TypeVar("_T")
+
+
+def _leg_or_problem(leg: str, run: Callable[[], _T], empty: _T, problems: list[str] | None) -> _T:
+    """A lexical leg's answer; the index failing under it (locked, a table missing), ``empty``
+    with why appended to ``problems``: a failed leg makes the answer incomplete, never silently
+    empty and complete. Damage and I/O errors go up, for the Navigator reopens or rebuilds the
+    index and asks again; so does any error when the caller keeps no ``problems``."""
+    try:
+        return run()
+    except (IndexDamagedError, IndexIOError):
+        raise
+    except StorageError as exc:
+        if problems is None:
+            raise
+        log.warning("%s leg failed: %s", leg, exc)
+        problems.append(f"{leg} leg unavailable: {exc}")
+        return empty
 
 
 def feedback_words(
@@ -295,10 +317,8 @@ class SemanticSearch:
                 model_id = self.embedder.model_id  # known without loading the model
                 loaded = self._load_file(model_id)
                 if loaded is None:
-                    row = self.store.conn.execute(
-                        "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
-                    ).fetchone()
-                    loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
+                    dim = self.store.vector_dim(model_id)
+                    loaded = VectorIndex(dim, model_id) if dim is not None else None
                 self._shared.index = loaded
             return self._shared.index
 
@@ -321,16 +341,10 @@ class SemanticSearch:
 
     def _signature(self) -> tuple[object, ...]:
         """Cheap fingerprint of the chunks table: any index run that changes a file changes it."""
-        c = self.store.conn
-        chunks = c.execute("SELECT count(*), max(id), total(id) FROM chunks").fetchone()
-        files = c.execute("SELECT count(*), max(indexed_at) FROM files").fetchone()
-        return (*chunks, *files)
+        return tuple(self.store.index_signature())
 
     def _chunk_keys(self) -> dict[int, str]:
-        rows = self.store.conn.execute(
-            "SELECT c.id, c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
-        )
-        return {int(r[0]): embed_key(r[1], r[2], r[3], r[4]) for r in rows}
+        return {k.id: embed_key(k.hash, k.path, k.symbol, k.signature) for k in self.store.chunk_keys()}
 
     def vector_coverage(self) -> tuple[int, int]:
         """(chunks with a current vector, chunks), without embedding or loading the model."""
@@ -464,18 +478,12 @@ class SemanticSearch:
         dim = index.dim
         for start in range(0, len(keys), 500):
             part = keys[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.store.conn.execute(
-                f"SELECT hash, dim, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
-                (model_id, *part),
-            ).fetchall()
             ids: list[int] = []
             hashes: list[str] = []
             vecs: list[np.ndarray] = []
-            for h, d, blob in rows:
-                if int(d) != dim:
+            for h, v in self.store.fetch_vectors(model_id, part).items():
+                if int(v.shape[0]) != dim:
                     continue
-                v = np.frombuffer(blob, dtype=np.float32)
                 for cid in by_key[h]:
                     ids.append(cid)
                     hashes.append(h)
@@ -512,18 +520,13 @@ class SemanticSearch:
         SQLite and adding it to the shared index under the lock."""
         total = len(items)
         done = 0
-        conn = self.store.conn
         emb = self.embedder
         for start in range(0, total, batch_size):
             if budget_s is not None and start > 0 and time.perf_counter() - t0 > budget_s:
                 break
             batch = items[start : start + batch_size]
             vecs = emb.embed_documents([t for _, t in batch])
-            with self.store.transaction():
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
-                    ((model_id, k, int(vecs.shape[1]), vecs[j].tobytes()) for j, (k, _) in enumerate(batch)),
-                )
+            self.store.push_vectors(model_id, {k: vecs[j] for j, (k, _) in enumerate(batch)})
             ids: list[int] = []
             hashes: list[str] = []
             rows_v: list[np.ndarray] = []
@@ -542,10 +545,9 @@ class SemanticSearch:
     # -- search ------------------------------------------------------------------------------
 
     def _file_words(self) -> dict[str, set[str]]:
-        sig = self.store.conn.execute("SELECT count(*), coalesce(max(indexed_at), 0) FROM files").fetchone()
-        key = (int(sig[0]), float(sig[1]))
+        key = self.store.files_signature()
         if self._path_cache is None or self._path_cache[0] != key:
-            paths = [str(r[0]) for r in self.store.conn.execute("SELECT path FROM files")]
+            paths = self.store.file_paths()
             self._path_cache = (key, {p: path_words(p) for p in paths})
         return self._path_cache[1]
 
@@ -566,9 +568,7 @@ class SemanticSearch:
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
             return None
-        cond, params = _filter_sql(paths, languages)
-        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1=1 {cond}"
-        return [int(r[0]) for r in self.store.conn.execute(sql, params)]
+        return self.store.chunk_ids(Scope.of(paths, languages))
 
     def legs(
         self,
@@ -583,27 +583,32 @@ class SemanticSearch:
     ) -> tuple[dict[str, list[int]], list[str]]:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
-        A model that cannot encode the query drops the vector leg and appends why to ``problems``.
+        A model that cannot encode the query drops the vector leg and appends why to ``problems``;
+        so does the index failing under a lexical leg (see :func:`_leg_or_problem`).
         ``bm25_scores``, when given, receives the BM25 scores of the best :data:`PRF_BASE` chunks
         (the feedback leg adds to them)."""
-        conn = self.store.conn
+        store = self.store
         depth = max(self.depth, depth or 0)
         files = self._file_words()
         basenames = self._basenames()
         named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
         limit = depth if bm25_scores is None else max(depth, PRF_BASE)
-        bm25 = bm25_chunks(conn, terms, limit=limit, paths=paths, languages=languages)
+        bm25: list[tuple[int, float]] = _leg_or_problem(
+            "bm25", lambda: bm25_chunks(store, terms, limit=limit, paths=paths, languages=languages), [], problems
+        )
         if bm25_scores is not None:
             bm25_scores.update(bm25)
-        out: dict[str, list[int]] = {
-            "bm25": [i for i, _ in bm25[:depth]],
-            "symbols": [
-                i
-                for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
-            ],
-        }
+        symbols: list[tuple[int, float]] = _leg_or_problem(
+            "symbols",
+            lambda: symbol_chunks(store, terms, limit=depth, paths=paths, languages=languages, named=named),
+            [],
+            problems,
+        )
+        out: dict[str, list[int]] = {"bm25": [i for i, _ in bm25[:depth]], "symbols": [i for i, _ in symbols]}
         if USES_LEG and terms.identifiers:
-            out["refs"] = uses_chunks(conn, terms, limit=depth, paths=paths, languages=languages)
+            out["refs"] = _leg_or_problem(
+                "refs", lambda: uses_chunks(store, terms, limit=depth, paths=paths, languages=languages), [], problems
+            )
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -616,13 +621,7 @@ class SemanticSearch:
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
         if paths or languages:
-            allowed_files = {
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT f.path FROM files f WHERE 1=1 " + _filter_sql(paths, languages)[0],
-                    _filter_sql(paths, languages)[1],
-                )
-            }
+            allowed_files = set(store.file_paths(Scope.of(paths, languages)))
             files = {p: w for p, w in files.items() if p in allowed_files}
         whole = files is self._file_words()
         path_leg = [
@@ -652,49 +651,27 @@ class SemanticSearch:
         the shared words are searched again: the query's common words are not read twice."""
         if len(top) < PRF_MIN_DOCS:
             return []
-        conn = self.store.conn
-        marks = ",".join("?" * len(top))
-        docs = conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)).fetchall()
+        store = self.store
+        docs = store.chunk_words(list(top))
         picked = feedback_words(
-            docs, terms, lambda words, cap: doc_freqs(conn, words, cap=cap), self._chunk_count
+            docs, terms, lambda words, cap: doc_freqs(store, words, cap=cap), self._chunk_count
         )
         if not picked:
             return []
         shared_only = dataclasses.replace(terms, match=fts_query(" ".join(picked)))
         total = dict(bm25_scores)
-        for cid, score in bm25_chunks(conn, shared_only, limit=PRF_BASE, paths=paths, languages=languages):
+        for cid, score in bm25_chunks(store, shared_only, limit=PRF_BASE, paths=paths, languages=languages):
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
 
     def _chunk_count(self) -> int:
-        row = self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()
-        return int(row[0]) if row else 0
+        return self.store.chunk_count()
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
-        out: dict[int, ChunkMeta] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for cid, path, sym, sl in self.store.conn.execute(
-                f"SELECT c.id, f.path, c.symbol, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
-                f"WHERE c.id IN ({marks})",
-                part,
-            ):
-                out[int(cid)] = ChunkMeta(int(cid), str(path), sym, int(sl))
-        return out
+        return {i: ChunkMeta(p.id, p.path, p.symbol, p.start_line) for i, p in self.store.chunk_places(ids).items()}
 
     def _first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for p in paths:
-            r = self.store.conn.execute(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
-                "ORDER BY c.start_line LIMIT 1",
-                (p,),
-            ).fetchone()
-            if r is not None:
-                out[p] = int(r[0])
-        return out
+        return self.store.first_chunks(paths)
 
     def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         rows = self.store.chunks_by_ids([r.id for r in ranked])
@@ -726,7 +703,6 @@ class SemanticSearch:
         definition is listed once, at its best."""
         scored: list[tuple[float, int, SearchHit]] = []
         seen: set[tuple[str, int]] = set()
-        kinds = ",".join("?" * len(CODE_KINDS))
         top = ranked[: max(3 * k, 30)]
         for start in range(0, len(top), 50):
             part = top[start : start + 50]
@@ -735,12 +711,10 @@ class SemanticSearch:
                 row = rows.get(r.id)
                 if row is None:
                     continue
-                defs = self.store.conn.execute(
-                    f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
-                    f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({kinds}) "
-                    "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
-                    (row.path, *CODE_KINDS, row.start_line, row.end_line),
-                ).fetchall()
+                defs = self.store.definitions_in(
+                    row.path, kinds=CODE_KINDS, start_line=row.start_line, end_line=row.end_line
+                )
+                chosen: Sequence[tuple[str | None, int, int, str | None]]
                 inside = [d for d in defs if d[1] >= row.start_line]
                 leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
                 if leaves:
@@ -827,8 +801,9 @@ class SemanticSearch:
                         f"vectors for {have}/{total} chunks ({pct:.0f}%); "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
-        terms = cap_terms(self.store.conn, query_terms(text))
         problems: list[str] = []
+        plain = query_terms(text)
+        terms = _leg_or_problem("long-query word weights", lambda: cap_terms(self.store, plain), plain, problems)
         feedback = bool(PRF_TERMS) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
         chunk_legs, path_leg = self.legs(
@@ -853,7 +828,15 @@ class SemanticSearch:
         if bm25_scores is not None and chunk_legs:
             first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
             best = [r.id for r in first]
-            prf = self._feedback_leg(terms, best, bm25_scores, max(self.depth, k), paths, languages)
+            prf: list[int] = _leg_or_problem(
+                "prf",
+                lambda: self._feedback_leg(terms, best, bm25_scores, max(self.depth, k), paths, languages),
+                [],
+                problems,
+            )
+            if problems:
+                notes.extend(p for p in problems if p not in notes)
+                complete, reason = False, "; ".join(problems)
             if prf:
                 chunk_legs = {**chunk_legs, "prf": prf}
                 meta.update(self._meta([i for i in prf if i not in meta]))
@@ -862,7 +845,7 @@ class SemanticSearch:
                 first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta))
                 top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
                 if top:
-                    infile = [i for i, _ in bm25_chunks(self.store.conn, terms, limit=max(self.depth, k), paths=top)]
+                    infile = [i for i, _ in bm25_chunks(self.store, terms, limit=max(self.depth, k), paths=top)]
                     chunk_legs = {**chunk_legs, "infile": infile}
                     meta.update(self._meta([i for i in infile if i not in meta]))
             ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")

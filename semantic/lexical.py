@@ -7,7 +7,8 @@
   (``symbols_fts``), each symbol mapped to the chunk holding its definition.
 - :func:`path_files`: files whose path words match the query, weighted by rarity.
 
-The query analysis (:func:`query_terms`) is pure; the legs only run SQL.
+The query analysis (:func:`query_terms`) is pure; the legs ask the index through its query seam
+(:class:`storage.query.IndexQueries`), never in SQL.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from storage.query import FtsTable, IndexQueries, Scope
 from storage.tokens import fts_clause, fts_clauses, fts_query, split_identifier
 
 __all__ = [
@@ -521,46 +522,20 @@ few common terms cost more than many rare ones and add least to BM25; a fixed bu
 A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's phrase falls
 back to the whole name); terms absent from the index are not sent.
 None: every word of the names and capped prose is sent (the first round's)."""
-_FTS_TABLES = frozenset({"chunks_fts", "symbols_fts"})
 
 
 def doc_freqs(
-    conn: sqlite3.Connection, words: Sequence[str], *, cap: int, table: str = "chunks_fts"
+    store: IndexQueries, words: Sequence[str], *, cap: int, table: FtsTable = "chunks"
 ) -> dict[str, int]:
-    """How many rows of ``table`` (``chunks_fts`` or ``symbols_fts``) hold each word, as the
-    index tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
+    """How many rows of ``table`` (chunks or symbol names) hold each word, as the index
+    tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
     ``cap + 1``."""
-    if table not in _FTS_TABLES:
-        raise ValueError(f"table must be one of {sorted(_FTS_TABLES)}, got {table!r}")
-    out: dict[str, int] = {}
-    if not DF_BY_MATCH and table == "chunks_fts":
-        return _vocab_freqs(conn, words)
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
-    for w in words:
-        if w in out or not w:
-            continue
-        try:
-            row = conn.execute(sql, ('"' + w.replace('"', '""') + '"', cap + 1)).fetchone()
-        except sqlite3.OperationalError:  # a word the tokenizer leaves nothing of
-            row = None
-        out[w] = int(row[0]) if row is not None else 0
-    return out
+    if not DF_BY_MATCH and table == "chunks":
+        return store.vocab_doc_freqs(words)
+    return store.table_doc_freqs(words, cap=cap, table=table)
 
 
-def _vocab_freqs(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, int]:
-    """The first round's lookup (see :data:`DF_BY_MATCH`), for comparison in bench/."""
-    lookups = list(dict.fromkeys(words))
-    df: dict[str, int] = {}
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-    for start in range(0, len(lookups), 500):
-        part = lookups[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
-            df[str(term)] = int(doc)
-    return df
-
-
-def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
+def cap_terms(store: IndexQueries, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
     """A long query's prose, weighed as prose: keep the ``max_words`` rarest words that occur
     in the index (document frequency from FTS5), drop the rest; then choose the BM25 MATCH
     terms under a postings budget (:data:`MATCH_POSTINGS`). Short queries are returned as
@@ -571,8 +546,7 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
     # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
     # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
-    count = "SELECT count(*) FROM chunks" if DF_BY_MATCH else "SELECT max(rowid) FROM chunks_fts"
-    chunks = int(conn.execute(count).fetchone()[0] or 0)
+    chunks = store.chunk_count() if DF_BY_MATCH else store.chunk_id_high()
     common = max(1, int(MAX_PROSE_DF * chunks))
     # Prose words are counted only as far as the prose rule needs, the names' words as far as
     # theirs. Only the ``max_words`` rarest prose words matter: counted first up to a small
@@ -581,10 +555,10 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
     df: dict[str, int] = {}
     if DF_BY_MATCH:
         low = min(common, PROSE_FIRST_COUNT)
-        df = doc_freqs(conn, prose, cap=low)
+        df = doc_freqs(store, prose, cap=low)
         if low < common and sum(1 for w in prose if 0 < df[w] <= low) < max_words:
-            df.update(doc_freqs(conn, [w for w in prose if df[w] > low], cap=common))
-    df.update(doc_freqs(conn, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
+            df.update(doc_freqs(store, [w for w in prose if df[w] > low], cap=common))
+    df.update(doc_freqs(store, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
     order = {w: i for i, w in enumerate(prose)}
     kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
@@ -606,14 +580,14 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, max_words: int = M
         return capped
     clauses = fts_clauses(_match_text(capped))
     needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
-    df.update(doc_freqs(conn, needed, cap=3 * common))
+    df.update(doc_freqs(store, needed, cap=3 * common))
     match = budgeted_match(clauses, df, budget=MATCH_POSTINGS, most=3 * common)
     # The symbol leg's BM25 over names: the same rule, with the names' own frequencies.
-    symbols = int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0] or 0)
+    symbols = store.symbol_count()
     most = max(1, int(3 * MAX_PROSE_DF * symbols))
     name_clauses = fts_clauses(" ".join(words))
     sdf = doc_freqs(
-        conn, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, MATCH_POSTINGS), table="symbols_fts"
+        store, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, MATCH_POSTINGS), table="symbols"
     )
     name_match = budgeted_match(name_clauses, sdf, budget=MATCH_POSTINGS, most=most)
     return dataclasses.replace(capped, match=match, name_match=name_match)
@@ -668,37 +642,12 @@ def _content_query(terms: QueryTerms) -> str:
     return fts_query(_match_text(terms))
 
 
-def _filter_sql(paths: Sequence[str] | None, languages: Sequence[str] | None) -> tuple[str, list[object]]:
-    """SQL conditions on ``f`` (files) for path prefixes / globs and languages."""
-    where: list[str] = []
-    params: list[object] = []
-    if paths:
-        ors = []
-        for p in paths:
-            if any(ch in p for ch in "*?["):
-                ors.append("f.path GLOB ?")
-                params.append(p)
-            else:
-                p = p.strip("/")
-                ors.append("(f.path = ? OR f.path LIKE ? ESCAPE '\\')")
-                params.extend([p, _like_escape(p) + "/%"])
-        where.append("(" + " OR ".join(ors) + ")")
-    if languages:
-        where.append("f.language IN (" + ",".join("?" * len(languages)) + ")")
-        params.extend(languages)
-    return (" AND " + " AND ".join(where)) if where else "", params
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 BM25_WEIGHTS = (2.0, 3.0, 1.0)
 """Column weights for (path, symbol, text) in ``chunks_fts``."""
 
 
 def bm25_chunks(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     terms: QueryTerms,
     *,
     limit: int = 50,
@@ -709,21 +658,8 @@ def bm25_chunks(
     match = _content_query(terms)
     if not match:
         return []
-    cond, params = _filter_sql(paths, languages)
-    w = ", ".join(str(x) for x in BM25_WEIGHTS)
-    if cond:
-        sql = (
-            f"SELECT chunks_fts.rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE chunks_fts MATCH ? {cond} ORDER BY s LIMIT ?"
-        )
-    else:
-        sql = f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
-    try:
-        rows = conn.execute(sql, (match, *params, limit)).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    return [(int(r[0]), -float(r[1])) for r in rows]
+    found = store.bm25_chunks(match, weights=BM25_WEIGHTS, scope=Scope.of(paths, languages), limit=limit)
+    return [(c.chunk_id, c.score) for c in found]
 
 
 WORD_SKIP_KINDS: tuple[str, ...] = ("field",)
@@ -735,13 +671,8 @@ repositories −0.010 [−0.017, −0.005] NDCG@10 with fields in the word match
 without (bench/README.md "Definitions for Ruby, Java, Kotlin, Scala and Rust")."""
 
 
-def _word_kinds_sql() -> str:
-    kinds = [k for k in WORD_SKIP_KINDS if k.isidentifier()]
-    return f"AND s.kind NOT IN ({', '.join(repr(k) for k in kinds)})" if kinds else ""
-
-
 def symbol_chunks(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     terms: QueryTerms,
     *,
     limit: int = 50,
@@ -756,24 +687,15 @@ def symbol_chunks(
     name; then in the order the query names them, rarer names first — then symbols ranked
     by BM25 over their split qualified names.
     """
-    cond, params = _filter_sql(paths, languages)
-    chunk_of = (
-        "(SELECT c.id FROM chunks c WHERE c.file_id = s.file_id AND c.start_line <= s.name_line "
-        "AND c.end_line >= s.name_line ORDER BY (c.end_line - c.start_line) LIMIT 1)"
-    )
+    scope = Scope.of(paths, languages)
     out: dict[int, float] = {}
     idents = list(terms.identifiers)
     names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in idents))
     if names:
-        marks = ",".join("?" * len(names))
-        sql = (
-            f"SELECT {chunk_of}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE s.name IN ({marks}) {cond} LIMIT ?"
-        )
-        rows = conn.execute(sql, (*names, *params, limit * 20)).fetchall()
+        rows = store.symbols_named(names, scope=scope, limit=limit * 20)
         per_name: dict[str, int] = {}
-        for _cid, name, _qn, _path in rows:
-            per_name[name] = per_name.get(name, 0) + 1
+        for row in rows:
+            per_name[row.name] = per_name.get(row.name, 0) + 1
         named_set = set(named)
 
         def strength(name: str, qualified: str, path: str) -> tuple[int, int, int]:
@@ -793,7 +715,7 @@ def symbol_chunks(
             return (*best, per_name[name])
 
         ranked = sorted(
-            ((int(cid), strength(str(name), str(qn), str(path))) for cid, name, qn, path in rows if cid is not None),
+            ((cid, strength(name, qn, path)) for cid, name, qn, path in rows if cid is not None),
             key=lambda kv: kv[1],
         )
         for rank, (cid, _key) in enumerate(ranked):
@@ -803,34 +725,20 @@ def symbol_chunks(
                 break
     match = terms.name_match if terms.name_match is not None else fts_query(" ".join(terms.words))
     if match and len(out) < limit:
-        if terms.name_match is not None and not cond:
-            # A long query matches thousands of names: find each one's chunk for the best
-            # only (SQLite ran the chunk look-up for every matched row before sorting).
-            sql = (
-                f"SELECT {chunk_of}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
-                f"WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id "
-                f"WHERE 1 {_word_kinds_sql()} ORDER BY t.b"
-            )
-        else:
-            sql = (
-                f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
-                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-                f"WHERE symbols_fts MATCH ? {cond} {_word_kinds_sql()} ORDER BY b LIMIT ?"
-            )
-        try:
-            rows = conn.execute(sql, (match, *params, limit * 2)).fetchall()
-        except sqlite3.OperationalError:
-            rows = []
-        for cid, b in rows:
-            if cid is not None and int(cid) not in out:
-                out[int(cid)] = -float(b)
+        # A long query's budgeted MATCH finds each name's chunk for the best names only.
+        found = store.symbol_bm25_chunks(
+            match, scope=scope, skip_kinds=WORD_SKIP_KINDS, limit=limit * 2, rank_first=terms.name_match is not None
+        )
+        for chunk, score in found:
+            if chunk is not None and chunk not in out:
+                out[chunk] = score
             if len(out) >= limit:
                 break
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]
 
 
 def uses_chunks(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     terms: QueryTerms,
     *,
     limit: int = 50,
@@ -842,25 +750,11 @@ def uses_chunks(
     names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in terms.identifiers))[:MAX_NAMES]
     if not names:
         return []
-    cond, params = _filter_sql(paths, languages)
-    marks = ",".join("?" * len(names))
-    common = {
-        str(n)
-        for n, c in conn.execute(
-            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", names
-        )
-        if int(c) > 500
-    }
+    common = {n for n, c in store.ref_counts(names).items() if c > 500}
     names = [n for n in names if n not in common]
     if not names:
         return []
-    marks = ",".join("?" * len(names))
-    sql = (
-        "SELECT c.id, count(*) AS n FROM refs r JOIN chunks c ON c.file_id = r.file_id "
-        "AND c.start_line <= r.line AND c.end_line >= r.line JOIN files f ON f.id = c.file_id "
-        f"WHERE r.name IN ({marks}) {cond} GROUP BY c.id ORDER BY n DESC, c.id LIMIT ?"
-    )
-    return [int(r[0]) for r in conn.execute(sql, (*names, *params, limit))]
+    return store.chunks_using(names, scope=Scope.of(paths, languages), limit=limit)
 
 
 def path_words(path: str) -> set[str]:
