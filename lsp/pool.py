@@ -28,25 +28,20 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
+from lsp.answers import LanguageServers, Location, LspAnswer, Operation, Position, RawAnswer
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
-from lsp.session import RequestFailed, ServerExited, ServerSession, _path_of, _process_tree
+from lsp.requests import ask_one
+from lsp.session import RequestFailed, ServerExited, ServerSession, _process_tree
 
 __all__ = ["LanguageServers", "Location", "LspAnswer", "Operation", "Position", "RawAnswer", "ServerPool"]
 
 log = logging.getLogger("nav.lsp")
 
-Operation = Literal["definition", "references", "implementation", "hover", "callers", "callees"]
 
-_METHODS: dict[str, str] = {
-    "definition": "textDocument/definition",
-    "references": "textDocument/references",
-    "implementation": "textDocument/implementation",
-    "hover": "textDocument/hover",
-}
 _CAPABILITIES: dict[str, str] = {
     "definition": "definitionProvider",
     "references": "referencesProvider",
@@ -57,84 +52,11 @@ _CAPABILITIES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
-    """An LSP position: absolute path, 0-based line, UTF-16 character."""
-
-    path: str
-    line: int
-    character: int
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    """An LSP range in a file (absolute path, 0-based, UTF-16). ``name`` is set for
-    call-hierarchy items (the caller or callee)."""
-
-    path: str
-    start_line: int
-    start_character: int
-    end_line: int
-    end_character: int
-    name: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LspAnswer:
-    locations: tuple[Location, ...] = ()
-    complete: bool = True
-    reason: str | None = None
-    server: str | None = None
-    answered: bool = True
-    """False when no server answered at all (none installed, not ready, crashed): the
-    caller should fall back to syntax matches and say so."""
-    text: str | None = None
-    """Hover text."""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True, slots=True)
-class RawAnswer:
-    """The server's own result for a request sent as is (:meth:`ServerPool.request`)."""
-
-    result: Any = None
-    complete: bool = True
-    reason: str | None = None
-    server: str | None = None
-    answered: bool = True
-
-
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 """A server with no query for this long is stopped (the daemon reads ``NAV_SERVER_IDLE_S``)."""
 
 STOPPED_IDLE = "stopped idle"
 RELEASED = "released"
-
-
-class LanguageServers(Protocol):
-    """What the exact leg (:class:`navigator.exact.ExactNavigator`) asks of the language servers:
-    :class:`ServerPool`, or a fake for unit tests. Both calls are the pool's own (see there)."""
-
-    def query(
-        self,
-        root: Path,
-        language: str,
-        op: Operation,
-        positions: Sequence[Position],
-        *,
-        deadline_s: float,
-        rescan: bool = True,
-    ) -> LspAnswer:
-        """Ask the server for ``language`` under ``root`` about each position, within the deadline."""
-        ...
-
-    def files_changed(self, root: Path, paths: Iterable[str | Path] | None = None) -> None:
-        """Files under ``root`` changed (None: any may have); returns at once."""
-        ...
-
-    def close(self) -> None:
-        """Stop every server (called only on a pool the exact leg made itself)."""
-        ...
 
 
 class _NoServer(Exception):
@@ -704,7 +626,7 @@ class ServerPool:
                 session.ensure_open(pos.path)
             try:
                 try:
-                    found, text = await _one(session, op, pos, remaining)
+                    found, text = await ask_one(session, op, pos, remaining)
                 except RequestFailed as exc:
                     if not exc.internal:
                         raise
@@ -713,7 +635,7 @@ class ServerPool:
                     # every later references request until it was restarted).
                     log.warning("%s; asking once more", exc)
                     try:
-                        found, text = await _one(session, op, pos, max(0.001, deadline - time.monotonic()))
+                        found, text = await ask_one(session, op, pos, max(0.001, deadline - time.monotonic()))
                     except RequestFailed as again:
                         if again.internal:
                             raise _Broken(f"{server} keeps failing: {again}") from again
@@ -776,85 +698,6 @@ async def _ready_or_exit(session: ServerSession) -> None:
     finally:
         for w in waits:
             w.cancel()
-
-
-def _doc_pos(pos: Position) -> dict[str, Any]:
-    return {
-        "textDocument": {"uri": Path(pos.path).as_uri()},
-        "position": {"line": pos.line, "character": pos.character},
-    }
-
-
-async def _one(
-    session: ServerSession, op: Operation, pos: Position, timeout_s: float
-) -> tuple[list[Location], str | None]:
-    deadline = time.monotonic() + timeout_s
-
-    def left() -> float:
-        return deadline - time.monotonic()
-
-    if op in _METHODS:
-        params = _doc_pos(pos)
-        if op == "references":
-            params["context"] = {"includeDeclaration": True}
-        result = await session.request(_METHODS[op], params, timeout_s=left())
-        if op == "hover":
-            return [], _hover_text(result)
-        return _locations(result), None
-    items = await session.request("textDocument/prepareCallHierarchy", _doc_pos(pos), timeout_s=left())
-    out: list[Location] = []
-    for item in items or []:
-        if op == "callers":
-            calls = await session.request("callHierarchy/incomingCalls", {"item": item}, timeout_s=left())
-            for call in calls or []:
-                caller = call.get("from") or {}
-                path = _path_of(caller.get("uri", ""))
-                for rng in call.get("fromRanges") or [caller.get("selectionRange")]:
-                    if rng:
-                        out.append(_location(path, rng, caller.get("name")))
-        else:
-            calls = await session.request("callHierarchy/outgoingCalls", {"item": item}, timeout_s=left())
-            for call in calls or []:
-                callee = call.get("to") or {}
-                rng = callee.get("selectionRange") or callee.get("range")
-                if rng:
-                    out.append(_location(_path_of(callee.get("uri", "")), rng, callee.get("name")))
-    return out, None
-
-
-def _location(path: str, rng: dict[str, Any], name: str | None = None) -> Location:
-    start, end = rng["start"], rng["end"]
-    return Location(path, int(start["line"]), int(start["character"]), int(end["line"]),
-                    int(end["character"]), name)  # fmt: skip
-
-
-def _locations(result: Any) -> list[Location]:
-    if result is None:
-        return []
-    if isinstance(result, dict):
-        result = [result]
-    out: list[Location] = []
-    for item in result:
-        if "targetUri" in item:  # LocationLink
-            out.append(_location(_path_of(item["targetUri"]), item.get("targetSelectionRange") or item["targetRange"]))
-        elif "uri" in item:
-            out.append(_location(_path_of(item["uri"]), item["range"]))
-    return out
-
-
-def _hover_text(result: Any) -> str | None:
-    if not result:
-        return None
-    contents = result.get("contents")
-    parts: list[str] = []
-    items = contents if isinstance(contents, list) else [contents]
-    for c in items:
-        if isinstance(c, str):
-            parts.append(c)
-        elif isinstance(c, dict):
-            parts.append(str(c.get("value", "")))
-    text = "\n".join(p for p in parts if p).strip()
-    return text or None
 
 
 if TYPE_CHECKING:

@@ -531,7 +531,7 @@ class ServerSession:
                 # authoritative for every server, whatever it does with file watching.
                 for change in changes:
                     if change["type"] != 3:
-                        path = _path_of(change["uri"])
+                        path = path_of(change["uri"])
                         if path not in self._opened:
                             self._send_open(path)
             return len(changes)
@@ -632,7 +632,7 @@ def _code(exc: RpcError) -> int | None:
         return None
 
 
-def _path_of(uri: str) -> str:
+def path_of(uri: str) -> str:
     from urllib.parse import unquote, urlparse
 
     return unquote(urlparse(uri).path)
