@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from navigator.results import Response, SearchHit
-from semantic import fusion
 from semantic.embed import Embedder, embedding_text, load_embedder
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.lexical import (
@@ -53,6 +52,7 @@ from semantic.lexical import (
     symbol_chunks,
     uses_chunks,
 )
+from semantic.ranking import DEFAULT, RankingConfig
 from semantic.vectors import VectorIndex
 from storage.db import Store
 from storage.tokens import fts_query, split_identifier
@@ -66,32 +66,21 @@ USES_LEG = False
 """The ``refs`` leg: chunks that use (reference) the names a query mentions, ranked by how many
 of its uses they hold — the named definitions' neighbourhood in the syntax reference graph.
 Off: measured on the issue-localization dev set, see bench/README.md."""
-DEPTH = 50
-"""Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
 CODE_INFILE_FILES = 0
 """When above 0, the code view searches the best this-many files again on their own (BM25
 restricted to their paths: the ``infile`` leg, weighted by ``semantic.fusion.INFILE_WEIGHT``).
 Measured and left off (bench/README.md, second round): on 166 issue-localization instances,
 3 files cost 0.036 file Acc@10 in the code view [−0.072, −0.006] for +0.007 function R@5."""
-PRF_TERMS = 8
-"""Pseudo-relevance feedback: the words most shared by the first ranking's best
-:data:`PRF_DOCS` chunks (in at least :data:`PRF_MIN_DOCS` of them, not the query's, weighted by
-their rarity in the index) join the query's words in one more BM25 leg, ``prf``, fused at
-``semantic.fusion.LEG_WEIGHTS["prf"]`` (0.5). Short queries only; 0 turns it off. It finds the
-code that shares the best hits' vocabulary without the query's words: measured on development
-data, then once on both check sets (bench/README.md, "pseudo-relevance feedback"): issue
-localization file Acc@5 +0.024 [+0.006, +0.048] on 166 development instances, semble's
-benchmark unchanged."""
-PRF_DOCS = 5
-PRF_MIN_DOCS = 2
-PRF_BASE = 200
-"""How many of the ``bm25`` leg's scores the ``prf`` leg adds the shared words' scores to."""
-PRF_MAX_DF = 0.1
-"""A feedback word in more than this share of the chunks is too common to help."""
+# The feedback leg ``prf`` (``RankingConfig.prf_terms`` and the ``prf_*`` settings):
+# pseudo-relevance feedback. The words most shared by the first ranking's best ``prf_docs``
+# chunks (in at least ``prf_min_docs`` of them, not the query's, weighted by their rarity in the
+# index) join the query's words in one more BM25 leg, ``prf``, fused at ``leg_weights["prf"]``
+# (0.5). Short queries only; ``prf_terms=0`` turns it off. It finds the code that shares the best
+# hits' vocabulary without the query's words: measured on development data, then once on both
+# check sets (bench/README.md, "pseudo-relevance feedback"): issue localization file Acc@5 +0.024
+# [+0.006, +0.048] on 166 development instances, semble's benchmark unchanged.
 _PRF_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
 VIEWS = ("files", "code")
-CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
-"""Definitions the code view lists (constants and variables are read in their enclosing code)."""
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
@@ -102,12 +91,14 @@ def feedback_words(
     terms: QueryTerms,
     doc_freqs_of: Callable[[list[str], int], dict[str, int]],
     chunk_count: Callable[[], int],
+    *,
+    config: RankingConfig = DEFAULT,
 ) -> list[str]:
-    """The words a ``prf`` leg adds to the query (see :data:`PRF_TERMS`), best first: words of the
-    first ranking's best chunks (``docs``: their (symbol, text)) present in at least
-    :data:`PRF_MIN_DOCS` of them, neither asked by the query nor stopwords, weighted by
+    """The words a ``prf`` leg adds to the query (``config.prf_terms`` of them), best first: words
+    of the first ranking's best chunks (``docs``: their (symbol, text)) present in at least
+    ``config.prf_min_docs`` of them, neither asked by the query nor stopwords, weighted by
     count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
-    :data:`PRF_MAX_DF` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
+    ``config.prf_max_df`` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
     up to ``cap + 1`` (the local index: FTS5; the team store: PostgreSQL). Shared by the local
     search and the team store's, so the two pick their words alike."""
     counts: dict[str, int] = {}
@@ -116,20 +107,20 @@ def feedback_words(
         n_docs += 1
         for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
             counts[w] = counts.get(w, 0) + 1
-    if n_docs < PRF_MIN_DOCS or not PRF_TERMS:
+    if n_docs < config.prf_min_docs or not config.prf_terms:
         return []
     asked = terms.stems | terms.said  # every spelling of every word the query says
     shared = sorted(
-        (w for w, c in counts.items() if c >= PRF_MIN_DOCS and w not in asked and w not in STOPWORDS),
+        (w for w, c in counts.items() if c >= config.prf_min_docs and w not in asked and w not in STOPWORDS),
         key=lambda w: (-counts[w], w),
-    )[: 4 * PRF_TERMS]
+    )[: 4 * config.prf_terms]
     if not shared:
         return []
     n = max(1, chunk_count())
-    cap = max(1, int(PRF_MAX_DF * n))
+    cap = max(1, int(config.prf_max_df * n))
     df = doc_freqs_of(shared, cap)
     weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
-    return sorted(weight, key=lambda w: (-weight[w], w))[:PRF_TERMS]
+    return sorted(weight, key=lambda w: (-weight[w], w))[: config.prf_terms]
 
 
 def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:
@@ -187,14 +178,14 @@ def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _named_at(qualified: str, terms: QueryTerms) -> int:
+def _named_at(qualified: str, terms: QueryTerms, config: RankingConfig) -> int:
     """Where the query names this definition (its position among the query's identifiers,
     strongest first), else after them all; a definition matched by words comes next."""
     last = qualified.rsplit(".", 1)[-1]
     for pos, ident in enumerate(terms.identifiers):
         if ident == qualified or ident.rsplit(".", 1)[-1] == last:
             return pos
-    return len(terms.identifiers) + (0 if definition_match(qualified, terms) else 1)
+    return len(terms.identifiers) + (0 if definition_match(qualified, terms, config=config) else 1)
 
 
 class _Shared:
@@ -227,16 +218,19 @@ class SemanticSearch:
         embedder: Embedder | None = None,
         model: str | Path | None = None,
         vectors_dir: Path | None = None,
-        depth: int = DEPTH,
+        depth: int | None = None,
         share_with: SemanticSearch | None = None,
+        config: RankingConfig = DEFAULT,
     ) -> None:
         """``share_with``: another instance over the same index (another thread's SQLite
-        connection) whose model, vectors and lock this one uses too."""
+        connection) whose model, vectors and lock this one uses too. ``config``: how this
+        instance ranks (``depth``, when given, replaces ``config.depth``)."""
         self.store = store
         self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
         if vectors_dir:  # a folder the caller chose is made; `.nav` never is here (a deleted root stays gone)
             self._vectors_dir.mkdir(parents=True, exist_ok=True)
-        self.depth = depth
+        self.config = config if depth is None else dataclasses.replace(config, depth=depth)
+        self.depth = self.config.depth
         self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
         self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
         self._postings_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
@@ -584,26 +578,37 @@ class SemanticSearch:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
         A model that cannot encode the query drops the vector leg and appends why to ``problems``.
-        ``bm25_scores``, when given, receives the BM25 scores of the best :data:`PRF_BASE` chunks
+        ``bm25_scores``, when given, receives the BM25 scores of the best ``config.prf_base`` chunks
         (the feedback leg adds to them)."""
         conn = self.store.conn
+        cfg = self.config
         depth = max(self.depth, depth or 0)
         files = self._file_words()
         basenames = self._basenames()
         named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
-        limit = depth if bm25_scores is None else max(depth, PRF_BASE)
-        bm25 = bm25_chunks(conn, terms, limit=limit, paths=paths, languages=languages)
+        limit = depth if bm25_scores is None else max(depth, cfg.prf_base)
+        bm25 = bm25_chunks(conn, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights)
         if bm25_scores is not None:
             bm25_scores.update(bm25)
         out: dict[str, list[int]] = {
             "bm25": [i for i, _ in bm25[:depth]],
             "symbols": [
                 i
-                for i, _ in symbol_chunks(conn, terms, limit=depth, paths=paths, languages=languages, named=named)
+                for i, _ in symbol_chunks(
+                    conn,
+                    terms,
+                    limit=depth,
+                    paths=paths,
+                    languages=languages,
+                    named=named,
+                    skip_kinds=cfg.word_skip_kinds,
+                )
             ],
         }
         if USES_LEG and terms.identifiers:
-            out["refs"] = uses_chunks(conn, terms, limit=depth, paths=paths, languages=languages)
+            out["refs"] = uses_chunks(
+                conn, terms, limit=depth, paths=paths, languages=languages, max_names=cfg.max_names
+            )
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -633,6 +638,7 @@ class SemanticSearch:
                 limit=depth,
                 basenames=basenames if whole else None,
                 postings=self._path_postings() if whole else None,
+                config=cfg,
             )
         ]
         return out, path_leg
@@ -646,23 +652,31 @@ class SemanticSearch:
         paths: Sequence[str] | None,
         languages: Sequence[str] | None,
     ) -> list[int]:
-        """The ``prf`` leg (see :data:`PRF_TERMS`): BM25 over the query's words and the words
+        """The ``prf`` leg (see :func:`feedback_words`): BM25 over the query's words and the words
         its first ranking's best chunks share. FTS5's BM25 is a sum over the MATCH's terms, so
-        the query's part is the ``bm25`` leg's own scores (its best :data:`PRF_BASE`) and only
+        the query's part is the ``bm25`` leg's own scores (its best ``config.prf_base``) and only
         the shared words are searched again: the query's common words are not read twice."""
-        if len(top) < PRF_MIN_DOCS:
+        cfg = self.config
+        if len(top) < cfg.prf_min_docs:
             return []
         conn = self.store.conn
         marks = ",".join("?" * len(top))
         docs = conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)).fetchall()
         picked = feedback_words(
-            docs, terms, lambda words, cap: doc_freqs(conn, words, cap=cap), self._chunk_count
+            docs,
+            terms,
+            lambda words, cap: doc_freqs(conn, words, cap=cap, config=cfg),
+            self._chunk_count,
+            config=cfg,
         )
         if not picked:
             return []
         shared_only = dataclasses.replace(terms, match=fts_query(" ".join(picked)))
         total = dict(bm25_scores)
-        for cid, score in bm25_chunks(conn, shared_only, limit=PRF_BASE, paths=paths, languages=languages):
+        extra = bm25_chunks(
+            conn, shared_only, limit=cfg.prf_base, paths=paths, languages=languages, weights=cfg.bm25_weights
+        )
+        for cid, score in extra:
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
 
@@ -722,11 +736,13 @@ class SemanticSearch:
         """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
         it (those the query names first, in the order it names them, then in line order), else
         the definition around it, else the chunk itself. A definition out of a chunk of several
-        scores by how much of the query its own lines match (``fusion.CODE_SPLIT_DECAY``); each
+        scores by how much of the query its own lines match (``config.code_split_decay``); each
         definition is listed once, at its best."""
         scored: list[tuple[float, int, SearchHit]] = []
         seen: set[tuple[str, int]] = set()
-        kinds = ",".join("?" * len(CODE_KINDS))
+        cfg = self.config
+        code_kinds = cfg.code_kinds
+        kinds = ",".join("?" * len(code_kinds))
         top = ranked[: max(3 * k, 30)]
         for start in range(0, len(top), 50):
             part = top[start : start + 50]
@@ -739,12 +755,12 @@ class SemanticSearch:
                     f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
                     f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({kinds}) "
                     "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
-                    (row.path, *CODE_KINDS, row.start_line, row.end_line),
+                    (row.path, *code_kinds, row.start_line, row.end_line),
                 ).fetchall()
                 inside = [d for d in defs if d[1] >= row.start_line]
                 leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
                 if leaves:
-                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms), d[1]))
+                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms, cfg), d[1]))
                 else:
                     around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
                     chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
@@ -762,7 +778,7 @@ class SemanticSearch:
                         continue
                     seen.add(key)
                     lo = max(int(s_line), row.start_line) - row.start_line
-                    decay = fusion.CODE_SPLIT_DECAY
+                    decay = cfg.code_split_decay
                     score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
                     hit = SearchHit(
                         path=row.path,
@@ -827,9 +843,10 @@ class SemanticSearch:
                         f"vectors for {have}/{total} chunks ({pct:.0f}%); "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
-        terms = cap_terms(self.store.conn, query_terms(text))
+        cfg = self.config
+        terms = cap_terms(self.store.conn, query_terms(text, config=cfg), config=cfg)
         problems: list[str] = []
-        feedback = bool(PRF_TERMS) and "bm25" in legs and not terms.long
+        feedback = bool(cfg.prf_terms) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
         chunk_legs, path_leg = self.legs(
             terms,
@@ -851,7 +868,9 @@ class SemanticSearch:
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         if bm25_scores is not None and chunk_legs:
-            first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
+            first = fuse(
+                chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=cfg.prf_docs, config=cfg
+            )
             best = [r.id for r in first]
             prf = self._feedback_leg(terms, best, bm25_scores, max(self.depth, k), paths, languages)
             if prf:
@@ -859,16 +878,25 @@ class SemanticSearch:
                 meta.update(self._meta([i for i in prf if i not in meta]))
         if view == "code":
             if CODE_INFILE_FILES and ("bm25" in legs):
-                first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta))
+                first = fuse(
+                    chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), config=cfg
+                )
                 top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
                 if top:
-                    infile = [i for i, _ in bm25_chunks(self.store.conn, terms, limit=max(self.depth, k), paths=top)]
+                    infile = [
+                        i
+                        for i, _ in bm25_chunks(
+                            self.store.conn, terms, limit=max(self.depth, k), paths=top, weights=cfg.bm25_weights
+                        )
+                    ]
                     chunk_legs = {**chunk_legs, "infile": infile}
                     meta.update(self._meta([i for i in infile if i not in meta]))
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
+            ranked = fuse(
+                chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code", config=cfg
+            )
             hits = self._code_hits(ranked, terms, k)
         else:
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k, config=cfg)
             hits = self._chunk_hits(ranked)
         if len(hits) < k:
             notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")

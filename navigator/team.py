@@ -33,6 +33,7 @@ from navigator.config import Config, resolve_store_url
 from navigator.results import Response, SearchHit, Symbol
 from semantic.fusion import ChunkMeta, fuse
 from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
 from storage.pg import (
     DIM,
@@ -61,14 +62,13 @@ __all__ = [
     "resolve_store_url",
 ]
 
-DEPTH = 50
 PATH_LEG = True
 """The team store's path leg, as local search's: files whose path words (folders and file name,
 not the repository's name) are the query's, ranked by their rarity, fused at file level. The
 head files' words are kept per store and read again when a head moves."""
 PRF = False
 """The team store's pseudo-relevance feedback leg, ``prf``, as local search's
-(:data:`navigator.search.PRF_TERMS`, whose constants it shares): a short query's first ranking's
+(``RankingConfig.prf_terms``, whose settings it shares): a short query's first ranking's
 best chunks give the words they share, which join the query's in one more full-text leg.
 Measured and left off (``bench/store_prf.py``, bench/README.md "Team store"): semble's 21
 development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.000 [−0.008, +0.010]
@@ -79,8 +79,9 @@ class _Candidates:
     """A search's located chunks, numbered for :func:`semantic.fusion.fuse`: one id per (chunk,
     repository, path), in the branch heads and the asked languages."""
 
-    def __init__(self, pg: PgStore, languages: Sequence[str] | None) -> None:
+    def __init__(self, pg: PgStore, languages: Sequence[str] | None, depth: int) -> None:
         self.pg = pg
+        self.depth = depth
         self.wanted = {lang.lower() for lang in languages} if languages else None
         self.locs: dict[str, list[ChunkLoc]] = {}
         self.ids: dict[tuple[str, str, str], int] = {}
@@ -102,10 +103,10 @@ class _Candidates:
         return self.ids[ident]
 
     def add_legs(self, new: dict[str, list[str]]) -> None:
-        """Locate the legs' chunk keys and number them, at most DEPTH keys a leg."""
+        """Locate the legs' chunk keys and number them, at most ``depth`` keys a leg."""
         self.locate([k for ks in new.values() for k in ks])
         for leg, ks in new.items():
-            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][:DEPTH] for loc in self.locs[k]]
+            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][: self.depth] for loc in self.locs[k]]
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,10 @@ class TeamStore:
         embedder: Embedder | None = None,
         connect_timeout_s: float = 5.0,
         statement_timeout_s: float = 30.0,
+        config: RankingConfig = DEFAULT,
     ) -> None:
+        """``config``: how :meth:`search` ranks (the local search's settings)."""
+        self.config = config
         self.pg = PgStore(url, connect_timeout_s=connect_timeout_s, statement_timeout_s=statement_timeout_s)
         self.nav = nav
         self._embedder = embedder
@@ -536,11 +540,12 @@ class TeamStore:
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
         self.pg.ensure_schema(write=False)
-        terms = query_terms(text)
+        cfg = self.config
+        terms = query_terms(text, config=cfg)
         notes: list[str] = []
         legs: dict[str, list[str]] = {}
-        # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
-        want = 2 * DEPTH
+        # the store's legs are not filtered to branch heads (locate() is): ask for more than depth
+        want = 2 * cfg.depth
         text_words = list(terms.words) + [i.lower() for i in terms.identifiers]
         legs["bm25"] = self.pg.text_leg(text_words, limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
@@ -553,7 +558,7 @@ class TeamStore:
             complete, reason = False, f"vector leg unavailable: {exc}"
         else:
             legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
-        cand = _Candidates(self.pg, languages)
+        cand = _Candidates(self.pg, languages, cfg.depth)
         cand.add_legs(legs)
         path_leg: list[str] = []
         reps: dict[str, int] = {}
@@ -565,10 +570,10 @@ class TeamStore:
                 notes.append(f"path leg unavailable: {exc}")
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
         if PRF and not terms.long and any(cand.legs.values()):
-            from navigator.search import PRF_DOCS
-
             try:
-                first = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
+                first = fuse(
+                    cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=cfg.prf_docs, config=cfg
+                )
                 best = [cand.by_id[r.id] for r in first]
                 prf = self._feedback_leg(terms, best, text_words, want)
                 if prf:
@@ -576,7 +581,7 @@ class TeamStore:
             except Exception as exc:  # the feedback step must not take the search down
                 log.warning("team store feedback leg failed: %s", exc)
                 notes.append(f"prf leg unavailable: {exc}")
-        ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+        ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k, config=cfg)
         by_id = cand.by_id
         from navigator.search import _snippet
 
@@ -638,9 +643,10 @@ class TeamStore:
             for p, _ in path_files(
                 words,
                 terms,
-                limit=DEPTH,
+                limit=self.config.depth,
                 basenames=heads.basenames if whole else None,
                 postings=heads.postings if whole else None,
+                config=self.config,
             )
         ]
         listed = {m.path for m in cand.meta.values()}
@@ -673,6 +679,7 @@ class TeamStore:
             terms,
             lambda ws, cap: self.pg.doc_freqs(ws, cap=cap),
             self.pg.chunk_count,
+            config=self.config,
         )
         if not picked:
             return []

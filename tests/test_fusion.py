@@ -6,7 +6,6 @@ import pytest
 
 from semantic import fusion
 from semantic.fusion import (
-    RRF_K,
     ChunkMeta,
     definition_match,
     file_penalty,
@@ -16,6 +15,9 @@ from semantic.fusion import (
     superseded,
 )
 from semantic.lexical import path_files, path_words, query_terms, stem
+from semantic.ranking import DEFAULT
+
+RRF_K = DEFAULT.rrf_k
 
 
 def test_rrf_sums_reciprocal_ranks_and_records_them() -> None:
@@ -156,3 +158,20 @@ def test_test_files_by_folder_or_language_convention(path: str, is_test: bool) -
     "test" is somewhere in its name."""
     q = query_terms("how are functions run")
     assert (file_penalty(path, q) < 1.0) is is_test
+
+
+def test_ranking_settings_are_a_value_passed_in_not_a_module_global() -> None:
+    """Two configs rank the same legs differently side by side; neither changes the other, nor
+    the shipped :data:`DEFAULT` (a module constant patched by one caller changed every search)."""
+    import dataclasses
+
+    meta = _meta((1, "tests/test_app.py", None), (2, "src/app.py", None))
+    legs = {"bm25": [1, 2]}
+    terms = query_terms("request routing")
+    lenient = dataclasses.replace(DEFAULT, test_penalty=1.0)
+    assert [r.path for r in fuse(legs, meta, terms)] == ["src/app.py", "tests/test_app.py"]
+    assert [r.path for r in fuse(legs, meta, terms, config=lenient)] == ["tests/test_app.py", "src/app.py"]
+    assert [r.path for r in fuse(legs, meta, terms)] == ["src/app.py", "tests/test_app.py"]
+    assert DEFAULT.test_penalty == 0.3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULT.test_penalty = 1.0  # type: ignore[misc]  # the point: it is frozen

@@ -16,14 +16,13 @@ from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic import lexical
 from semantic.lexical import (
-    LONG_QUERY_WORDS,
-    MAX_PROSE_WORDS,
     cap_terms,
     mentions,
     named_files,
     query_terms,
     strip_issue_tags,
 )
+from semantic.ranking import DEFAULT
 from storage.db import Store
 
 TRACEBACK = """\
@@ -117,9 +116,9 @@ def search(make_repo: Callable[[dict[str, str]], Path], tmp_path: Path) -> Seman
 def test_a_pasted_issue_ranks_what_its_traceback_names(search: SemanticSearch) -> None:
     text = PROSE * 8 + TRACEBACK
     terms = query_terms(text)
-    assert terms.long and len(terms.prose) > LONG_QUERY_WORDS
+    assert terms.long and len(terms.prose) > DEFAULT.long_query_words
     capped = cap_terms(search.store.conn, terms)
-    assert len(capped.words) <= len(terms.words) + MAX_PROSE_WORDS
+    assert len(capped.words) <= len(terms.words) + DEFAULT.max_prose_words
     resp = search.search(text, k=5, legs=("bm25", "symbols", "path"))
     assert resp.items[0].path == "src/shipping/rates.py", [h.path for h in resp.items]
     code = search.search(text, k=3, legs=("bm25", "symbols", "path"), view="code")
@@ -177,13 +176,13 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
     sent = _sent(capped.match)
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     df = lexical.doc_freqs(conn, [w for t in sent for w in t.split()], cap=chunks)
-    # Only terms the index holds, none in more than 3 x MAX_PROSE_DF of the chunks; within budget.
-    assert all(0 < df[w] <= 3 * lexical.MAX_PROSE_DF * chunks for t in sent for w in t.split()), (sent, df)
+    # Only terms the index holds, none in more than 3 x max_prose_df of the chunks; within budget.
+    assert all(0 < df[w] <= 3 * DEFAULT.max_prose_df * chunks for t in sent for w in t.split()), (sent, df)
     assert not any(t.startswith("zq") for t in sent)
     assert "record" not in sent and "parcel" not in sent  # in nearly every chunk
-    assert len(sent) <= 2 * (lexical.MAX_NAMES + lexical.MAX_PROSE_WORDS)
-    assert lexical.MATCH_POSTINGS is not None
-    assert sum(df[w] for t in sent for w in t.split()) <= lexical.MATCH_POSTINGS
+    assert len(sent) <= 2 * (DEFAULT.max_names + DEFAULT.max_prose_words)
+    assert DEFAULT.match_postings is not None
+    assert sum(df[w] for t in sent for w in t.split()) <= DEFAULT.match_postings
     # The symbol leg's MATCH: names' words only, none absent from the symbol table.
     assert capped.name_match is not None and not any(t.startswith("zq") for t in _sent(capped.name_match))
     # The names still reach the index whole: the traceback's frames and the quoted name.
