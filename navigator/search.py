@@ -50,7 +50,6 @@ from semantic.lexical import (
     query_terms,
     stem,
     symbol_chunks,
-    uses_chunks,
 )
 from semantic.ranking import DEFAULT, RankingConfig
 from semantic.vectors import VectorIndex
@@ -61,16 +60,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key", "feedback_words"]
 
-LEGS = ("bm25", "vector", "symbols", "path", "refs")
-USES_LEG = False
-"""The ``refs`` leg: chunks that use (reference) the names a query mentions, ranked by how many
-of its uses they hold — the named definitions' neighbourhood in the syntax reference graph.
-Off: measured on the issue-localization dev set, see bench/README.md."""
-CODE_INFILE_FILES = 0
-"""When above 0, the code view searches the best this-many files again on their own (BM25
-restricted to their paths: the ``infile`` leg, weighted by ``semantic.fusion.INFILE_WEIGHT``).
-Measured and left off (bench/README.md, second round): on 166 issue-localization instances,
-3 files cost 0.036 file Acc@10 in the code view [−0.072, −0.006] for +0.007 function R@5."""
+LEGS = ("bm25", "vector", "symbols", "path")
+
 # The feedback leg ``prf`` (``RankingConfig.prf_terms`` and the ``prf_*`` settings):
 # pseudo-relevance feedback. The words most shared by the first ranking's best ``prf_docs``
 # chunks (in at least ``prf_min_docs`` of them, not the query's, weighted by their rarity in the
@@ -99,8 +90,7 @@ def feedback_words(
     ``config.prf_min_docs`` of them, neither asked by the query nor stopwords, weighted by
     count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
     ``config.prf_max_df`` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
-    up to ``cap + 1`` (the local index: FTS5; the team store: PostgreSQL). Shared by the local
-    search and the team store's, so the two pick their words alike."""
+    up to ``cap + 1`` (the local index: FTS5)."""
     counts: dict[str, int] = {}
     n_docs = 0
     for sym, text in docs:
@@ -605,10 +595,6 @@ class SemanticSearch:
                 )
             ],
         }
-        if USES_LEG and terms.identifiers:
-            out["refs"] = uses_chunks(
-                conn, terms, limit=depth, paths=paths, languages=languages, max_names=cfg.max_names
-            )
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -877,20 +863,6 @@ class SemanticSearch:
                 chunk_legs = {**chunk_legs, "prf": prf}
                 meta.update(self._meta([i for i in prf if i not in meta]))
         if view == "code":
-            if CODE_INFILE_FILES and ("bm25" in legs):
-                first = fuse(
-                    chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), config=cfg
-                )
-                top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
-                if top:
-                    infile = [
-                        i
-                        for i, _ in bm25_chunks(
-                            self.store.conn, terms, limit=max(self.depth, k), paths=top, weights=cfg.bm25_weights
-                        )
-                    ]
-                    chunk_legs = {**chunk_legs, "infile": infile}
-                    meta.update(self._meta([i for i in infile if i not in meta]))
             ranked = fuse(
                 chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code", config=cfg
             )

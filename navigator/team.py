@@ -43,7 +43,6 @@ from storage.pg import (
     PubFile,
     StoreError,
 )
-from storage.tokens import index_text
 
 if TYPE_CHECKING:
     from navigator.results import IndexReport
@@ -62,17 +61,14 @@ __all__ = [
     "resolve_store_url",
 ]
 
-PATH_LEG = True
-"""The team store's path leg, as local search's: files whose path words (folders and file name,
-not the repository's name) are the query's, ranked by their rarity, fused at file level. The
-head files' words are kept per store and read again when a head moves."""
-PRF = False
-"""The team store's pseudo-relevance feedback leg, ``prf``, as local search's
-(``RankingConfig.prf_terms``, whose settings it shares): a short query's first ranking's
-best chunks give the words they share, which join the query's in one more full-text leg.
-Measured and left off (``bench/store_prf.py``, bench/README.md "Team store"): semble's 21
-development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.000 [−0.008, +0.010]
-(the store's hits from the asked repository only: +0.006 [−0.001, +0.014]) for +33 ms p50."""
+TEAM_LEGS = ("bm25", "vector", "symbols", "path")
+"""The team store's legs, as local search's (``navigator.search.LEGS``) less the feedback leg:
+:meth:`TeamStore.search` runs them all unless told fewer (for benchmarks). The path leg: files
+whose path words (folders and file name, not the repository's name) are the query's, ranked by
+their rarity, fused at file level; the head files' words are kept per store and read again when
+a head moves. Local search's feedback leg, ported, measured no gain here (bench/README.md,
+"Team store": semble's 21 development repositories in one store, 422 queries, ``--all-repos``
+NDCG@10 +0.000 [−0.008, +0.010] for +33 ms p50) and was deleted."""
 
 
 class _Candidates:
@@ -532,10 +528,16 @@ class TeamStore:
     # -- across repositories ---------------------------------------------------------------
 
     def search(
-        self, text: str, *, k: int = 10, languages: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        languages: Sequence[str] | None = None,
+        legs: Sequence[str] = TEAM_LEGS,
     ) -> Response[SearchHit]:
-        """Search every published branch head: vectors (HNSW), full text and symbol names,
-        fused by RRF with the local heuristics. Hits are :class:`TeamHit`."""
+        """Search every published branch head: vectors (HNSW), full text, symbol names and
+        paths, fused by RRF with the local heuristics. ``legs`` selects which legs run (all
+        by default; for benchmarks). Hits are :class:`TeamHit`."""
         t0 = time.perf_counter()
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
@@ -543,44 +545,35 @@ class TeamStore:
         cfg = self.config
         terms = query_terms(text, config=cfg)
         notes: list[str] = []
-        legs: dict[str, list[str]] = {}
+        found: dict[str, list[str]] = {}
         # the store's legs are not filtered to branch heads (locate() is): ask for more than depth
         want = 2 * cfg.depth
         text_words = list(terms.words) + [i.lower() for i in terms.identifiers]
-        legs["bm25"] = self.pg.text_leg(text_words, limit=want)
+        if "bm25" in legs:
+            found["bm25"] = self.pg.text_leg(text_words, limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
-        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
+        if "symbols" in legs:
+            found["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
-        try:
-            qv = self.embedder.embed_query(text)
-        except Exception as exc:  # a broken model must not take the lexical legs down
-            log.warning("query embedding failed: %s", exc)
-            complete, reason = False, f"vector leg unavailable: {exc}"
-        else:
-            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
+        if "vector" in legs:
+            try:
+                qv = self.embedder.embed_query(text)
+            except Exception as exc:  # a broken model must not take the lexical legs down
+                log.warning("query embedding failed: %s", exc)
+                complete, reason = False, f"vector leg unavailable: {exc}"
+            else:
+                found["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
         cand = _Candidates(self.pg, languages, cfg.depth)
-        cand.add_legs(legs)
+        cand.add_legs(found)
         path_leg: list[str] = []
         reps: dict[str, int] = {}
-        if PATH_LEG:
+        if "path" in legs:
             try:
                 path_leg, reps = self._path_leg(terms, languages, cand)
             except StoreError as exc:  # the other legs answer, and the answer says what is missing
                 log.warning("team store path leg failed: %s", exc)
                 notes.append(f"path leg unavailable: {exc}")
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
-        if PRF and not terms.long and any(cand.legs.values()):
-            try:
-                first = fuse(
-                    cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=cfg.prf_docs, config=cfg
-                )
-                best = [cand.by_id[r.id] for r in first]
-                prf = self._feedback_leg(terms, best, text_words, want)
-                if prf:
-                    cand.add_legs({"prf": prf})
-            except Exception as exc:  # the feedback step must not take the search down
-                log.warning("team store feedback leg failed: %s", exc)
-                notes.append(f"prf leg unavailable: {exc}")
         ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k, config=cfg)
         by_id = cand.by_id
         from navigator.search import _snippet
@@ -630,7 +623,7 @@ class TeamStore:
     def _path_leg(
         self, terms: QueryTerms, languages: Sequence[str] | None, cand: _Candidates
     ) -> tuple[list[str], dict[str, int]]:
-        """The path leg (see :data:`PATH_LEG`): ``repo/path`` keys, best first, and for the best
+        """The path leg (see :data:`TEAM_LEGS`): ``repo/path`` keys, best first, and for the best
         few not among the other legs' chunks, the id of their first chunk in ``cand``, so a file
         found by its path alone can be listed."""
         heads = self._head_paths()
@@ -661,29 +654,6 @@ class TeamStore:
                 if loc is not None:
                     reps[p] = cand.number(loc)
         return ranked, reps
-
-    def _feedback_leg(self, terms: QueryTerms, best: Sequence[ChunkLoc], words: list[str], limit: int) -> list[str]:
-        """The ``prf`` leg (see :data:`PRF`): chunk keys by full text over the query's words and the
-        words the first ranking's best chunks share (picked as locally, by
-        :func:`navigator.search.feedback_words`, with document frequencies from PostgreSQL).
-        Locally the feedback leg adds the shared words' BM25 scores to the query's (BM25 is a sum
-        over terms); ``ts_rank`` is not a sum of per-term scores, so here the natural analogue is
-        one ranked OR query over the query's words and the shared ones together."""
-        from navigator.search import feedback_words
-
-        # the chunks' words as the local index's chunks_fts (and this store's tsv) hold them:
-        # each identifier whole and split into its words
-        docs = [(index_text((loc.symbol or "").replace(".", " ")), index_text(loc.text)) for loc in best]
-        picked = feedback_words(
-            docs,
-            terms,
-            lambda ws, cap: self.pg.doc_freqs(ws, cap=cap),
-            self.pg.chunk_count,
-            config=self.config,
-        )
-        if not picked:
-            return []
-        return self.pg.text_leg([*words, *picked], limit=limit)
 
     def definitions(self, name: str) -> Response[Symbol]:
         """Where ``name`` is defined in every published branch head (:class:`TeamSymbol` items)."""

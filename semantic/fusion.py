@@ -33,20 +33,6 @@ __all__ = [
     "stem_match",
 ]
 
-INFILE_WEIGHT = 0.5
-"""RRF weight of the code view's ``infile`` leg: BM25 again, within the best few files only
-(see ``navigator.search.CODE_INFILE_FILES``), so a second function of the right file is a
-candidate even when the whole-index legs stopped before it."""
-CHUNK_DECAY = 1.0
-"""A file's score is sum over its top chunks of ``score * CHUNK_DECAY ** i`` (i = 0, 1, 2)."""
-DTS_PENALTY = 1.0
-"""TypeScript declaration stubs (``*.d.ts``)."""
-REEXPORT_PENALTY = 1.0
-"""Package barrels (``__init__.py``): re-exports rank below the code they re-export."""
-COHERENCE = 0.0
-"""Weight of the file-coherence term: a file's share of all candidate chunk score."""
-
-
 @dataclass(frozen=True, slots=True)
 class ChunkMeta:
     """What the heuristics need to know about a candidate chunk."""
@@ -135,21 +121,11 @@ def definition_match(symbol: str | None, terms: QueryTerms, *, config: RankingCo
 
 
 _STEM_SKIP = frozenset({"__init__", "index", "main", "mod", "lib", "init", "utils", "util", "types", "base"})
-_MODULE_FILES = frozenset({"__init__", "mod", "index"})
-MODULE_STEM = False
-"""A package's module file (``extract/mod.rs``, ``voxel/__init__.py``, ``router/index.ts``) is
-named by its folder: its stem for :func:`stem_match` would be the folder's name. Measured and
-left off: 0 on issue localization, −0.001 NDCG@10 on semble's Rust and −0.003 on its TypeScript
-development repositories (paired)."""
 
 
 def stem_match(path: str, terms: QueryTerms) -> bool:
-    """True when the file's stem (``sessions`` in ``flask/sessions.py``; a module file's
-    folder, see :data:`MODULE_STEM`) is a query word."""
-    parts = path.rsplit("/", 2)
-    name = parts[-1].split(".", 1)[0]
-    if MODULE_STEM and name in _MODULE_FILES and len(parts) > 1 and parts[-2].lower() != "src":
-        name = parts[-2]
+    """True when the file's stem (``sessions`` in ``flask/sessions.py``) is a query word."""
+    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if not name or name.lower() in _STEM_SKIP:
         return False
     words = split_identifier(name)
@@ -169,7 +145,6 @@ _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)"
 
 _COMPAT = re.compile(r"(^|/)(compat|_compat|legacy|deprecated|v1)(/|\.[a-z]+$)")
 _PRIVATE = re.compile(r"(^|/)_[A-Za-z][^/]*(/|\.py$)")
-_REEXPORT = frozenset({"__init__.py"})
 
 
 def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> float:
@@ -189,10 +164,6 @@ def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAUL
         penalty *= config.compat_penalty
     if _PRIVATE.search(path):
         penalty *= config.private_penalty
-    if path.endswith(".d.ts"):
-        penalty *= DTS_PENALTY
-    if path.rsplit("/", 1)[-1] in _REEXPORT:
-        penalty *= REEXPORT_PENALTY
     return penalty
 
 
@@ -234,7 +205,7 @@ def fuse(
     only by the path leg enters through its representative chunk in ``file_reps``.
     """
     k = config.rrf_k
-    fused = rrf(legs, k=k, weights={"infile": INFILE_WEIGHT, **config.leg_weights})
+    fused = rrf(legs, k=k, weights=config.leg_weights)
     chunks: list[Ranked] = []
     for cid, (score, ranks) in fused.items():
         m = meta.get(cid)
@@ -253,17 +224,9 @@ def fuse(
         if path not in by_file and path in path_rank and cid in meta:
             by_file[path] = [Ranked(cid, path, 0.0, {})]
     file_scores: dict[str, float] = {}
-    coherence: dict[str, float] = {}
-    if COHERENCE:
-        totals = {p: sum(r.score for r in rs) for p, rs in by_file.items()}
-        top_chunk = max((r.score for r in chunks), default=0.0)
-        most = max(totals.values(), default=0.0)
-        if most > 0:
-            coherence = {p: COHERENCE * top_chunk * t / most for p, t in totals.items()}
     for path, rs in by_file.items():
         rs.sort(key=lambda r: (-r.score, r.id))
-        s = sum(r.score * CHUNK_DECAY**i for i, r in enumerate(rs[: config.top_chunks_per_file]))
-        s += coherence.get(path, 0.0)
+        s = sum(r.score for r in rs[: config.top_chunks_per_file])
         if path in path_rank:
             s += config.path_leg_weight / (k + path_rank[path])
             for r in rs:

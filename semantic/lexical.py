@@ -39,7 +39,6 @@ __all__ = [
     "stem",
     "variants",
     "symbol_chunks",
-    "uses_chunks",
 ]
 
 STOPWORDS = frozenset(
@@ -177,49 +176,6 @@ def stem(word: str) -> str:
     if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "as")):
         return w[:-1]
     return w
-
-
-
-
-ABBREVIATIONS = 0
-"""Code's customary short forms of a query word join its spellings (:func:`variants`), so
-"context" finds ``ctx.go`` by its path and ``parse_ctx`` by its name: 0 off, 1 for the
-query's content words, 2 for its stopwords too ("implementations" -> ``impls.rs``). Only the
-name and path signals see them (never the BM25 text match: ``err`` is in every Go function)."""
-_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    "implementation": ("impl", "impls"), "implement": ("impl", "impls"), "function": ("fn", "func"),
-    "configuration": ("cfg", "conf", "config"), "config": ("cfg", "conf"), "context": ("ctx",),
-    "message": ("msg",), "request": ("req",), "response": ("resp", "res"), "error": ("err",),
-    "buffer": ("buf",), "connection": ("conn",), "database": ("db",), "string": ("str",),
-    "number": ("num",), "index": ("idx",), "authentication": ("auth",), "authorization": ("auth", "authz"),
-    "environment": ("env",), "utility": ("util", "utils"), "argument": ("arg", "args"),
-    "parameter": ("param", "params"), "initialize": ("init",), "initialization": ("init",),
-    "directory": ("dir",), "temporary": ("tmp", "temp"), "attribute": ("attr", "attrs"),
-    "reference": ("ref", "refs"), "iterator": ("iter",), "allocator": ("alloc",), "allocation": ("alloc",),
-    "synchronous": ("sync",), "synchronization": ("sync",), "asynchronous": ("async",),
-    "specification": ("spec",), "description": ("desc",), "document": ("doc",), "documentation": ("doc", "docs"),
-    "information": ("info",), "library": ("lib",), "package": ("pkg",), "previous": ("prev",),
-    "source": ("src",), "destination": ("dst", "dest"), "object": ("obj",), "value": ("val",),
-    "variable": ("var",), "command": ("cmd",), "manager": ("mgr",), "repository": ("repo",),
-    "expression": ("expr",), "statement": ("stmt",), "serialize": ("ser",), "serialization": ("ser",),
-    "deserialize": ("de",), "deserialization": ("de",), "memory": ("mem",), "execute": ("exec",),
-    "execution": ("exec",), "certificate": ("cert",), "password": ("passwd", "pwd"), "address": ("addr",),
-    "character": ("char",), "integer": ("int",), "boolean": ("bool",), "template": ("tmpl", "tpl"),
-    "protocol": ("proto",), "transaction": ("tx", "txn"), "image": ("img",), "button": ("btn",),
-    "length": ("len",), "position": ("pos",), "sequence": ("seq",), "utilities": ("util", "utils"),
-    "administrator": ("admin",), "application": ("app",), "calculate": ("calc",), "generator": ("gen",),
-    "generate": ("gen",), "statistics": ("stats",), "extension": ("ext",), "dictionary": ("dict",),
-    "parser": ("parse",), "miscellaneous": ("misc",), "operation": ("op", "ops"), "operator": ("op", "ops"),
-}
-
-
-def abbreviations(words: Iterable[str]) -> set[str]:
-    """The short forms of ``words`` (pure; see :data:`ABBREVIATIONS`)."""
-    out: set[str] = set()
-    for w in words:
-        for form in {w, stem(w)}:
-            out.update(_ABBREVIATIONS.get(form, ()))
-    return out
 
 
 def variants(word: str, *, config: RankingConfig = DEFAULT) -> set[str]:
@@ -381,21 +337,6 @@ def _code_looking(token: str, config: RankingConfig) -> bool:
     return _looks_like_identifier(token) or (config.alnum_names and _ALNUM.fullmatch(token) is not None)
 
 
-CONTRACTIONS = frozenset(
-    {"doesn", "isn", "don", "didn", "wasn", "weren", "aren", "won", "shouldn", "couldn", "wouldn", "hasn", "haven", "hadn", "cannot"}
-)
-"""What is left of "doesn't" once the tokenizer drops the apostrophe: never a code word."""
-DROP_CONTRACTIONS = False
-LEAD_VERBS = frozenset({"add", "adding", "allow", "support", "ensure", "enable", "fix", "improve", "implement"})
-"""An issue title's request verb ("Add support for CSS Grid", "Allow unambiguous …"): it says
-what is wanted, not where (``add`` matched every ``add_*`` function). Only as the query's first
-word: "request and response interceptors" keeps its words."""
-DROP_LEAD_VERB = False
-DROP_SINGLE_DIGITS = False
-"""Measured and rejected: a lone digit ("TLS 1.3", ``h2`` → ``2``) looks like noise, but
-dropping it cost 0.013 file Acc@5 (issue localization) and Zod's ``v4`` queries."""
-
-
 def _words_of(tokens: Sequence[str]) -> list[str]:
     """Content words of ``tokens`` (identifiers split), each once, in order: linear in the
     number of tokens (a pasted issue has thousands)."""
@@ -417,42 +358,13 @@ def _token_words(token: str) -> tuple[str, ...]:
     )
 
 
-def _drop_noise(words: list[str], first: str) -> list[str]:
-    """Contractions, an issue title's leading request verb (``first``, the query's first
-    token) and, when on, lone digits out (see the constants above), unless nothing else
-    would be left."""
-    lead = first.lower() if DROP_LEAD_VERB and first.lower() in LEAD_VERBS else ""
-    kept = [
-        w
-        for w in words
-        if not (DROP_CONTRACTIONS and w in CONTRACTIONS)
-        and w != lead
-        and not (DROP_SINGLE_DIGITS and len(w) == 1 and w.isdigit())
-    ]
-    return kept or words
-
-
-ISSUE_TAGS = False
-"""Drop an issue title's leading tags (``[Bug]``, ``ENH:``, ``Feature Request:``, ``v1:``):
-they say what kind of issue it is, not where the code is (``bug`` matched ``bug_report.yaml``)."""
-_ISSUE_TAG = re.compile(r"^(?:\s*(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*)?:(?=\s)))+")
-
-
-def strip_issue_tags(text: str) -> str:
-    """``"[Bug] ENH: x y"`` -> ``"x y"``; a text that is nothing but tags is kept whole."""
-    rest = _ISSUE_TAG.sub("", text, count=1).lstrip()
-    return rest if rest.strip() else text
-
-
 def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     """Analyse a query. A short one: its words and code-looking tokens. A long one (more
     than ``config.long_query_words`` content words: issue text, a pasted traceback): the
     names and paths it mentions lead (at most ``config.max_names``), and its prose words
     wait for :func:`cap_terms`."""
-    if ISSUE_TAGS:
-        text = strip_issue_tags(text)
     tokens = _TOKEN.findall(text)
-    words = _drop_noise(_words_of(tokens), tokens[0] if tokens else "")
+    words = _words_of(tokens)
     named = mentions(text)
     max_names = config.max_names
     if len(words) > config.long_query_words:
@@ -476,8 +388,6 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     idents.extend(n for n in named.names if n not in idents and "." not in n)
     said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
     stems = {v for w in words for v in variants(w, config=config)}
-    if ABBREVIATIONS:
-        stems |= abbreviations(said if ABBREVIATIONS > 1 else words)
     return QueryTerms(
         words=tuple(words),
         stems=frozenset(stems),
@@ -815,41 +725,6 @@ def symbol_chunks(
             if len(out) >= limit:
                 break
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]
-
-
-def uses_chunks(
-    conn: sqlite3.Connection,
-    terms: QueryTerms,
-    *,
-    limit: int = 50,
-    paths: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-    max_names: int = DEFAULT.max_names,
-) -> list[int]:
-    """Chunks that use the names the query mentions (syntax references), most uses first;
-    a name used in more than 500 places says little and is skipped."""
-    names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in terms.identifiers))[:max_names]
-    if not names:
-        return []
-    cond, params = _filter_sql(paths, languages)
-    marks = ",".join("?" * len(names))
-    common = {
-        str(n)
-        for n, c in conn.execute(
-            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", names
-        )
-        if int(c) > 500
-    }
-    names = [n for n in names if n not in common]
-    if not names:
-        return []
-    marks = ",".join("?" * len(names))
-    sql = (
-        "SELECT c.id, count(*) AS n FROM refs r JOIN chunks c ON c.file_id = r.file_id "
-        "AND c.start_line <= r.line AND c.end_line >= r.line JOIN files f ON f.id = c.file_id "
-        f"WHERE r.name IN ({marks}) {cond} GROUP BY c.id ORDER BY n DESC, c.id LIMIT ?"
-    )
-    return [int(r[0]) for r in conn.execute(sql, (*names, *params, limit))]
 
 
 def path_words(path: str) -> set[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from semantic import fusion
 from semantic.fusion import (
     ChunkMeta,
     definition_match,
@@ -70,15 +69,6 @@ def test_stem_match_and_skips_generic_names() -> None:
     assert stem_match("src/flask/sessions.py", query_terms("session management"))
     assert not stem_match("src/flask/__init__.py", query_terms("init the app"))
     assert not stem_match("src/flask/app.py", query_terms("session management"))
-
-
-def test_module_files_named_by_their_folder_when_the_switch_is_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Measured and off by default (bench/README.md, issue 9 second round).
-    assert not stem_match("axum/src/extract/mod.rs", query_terms("extract request parts"))
-    monkeypatch.setattr(fusion, "MODULE_STEM", True)
-    assert stem_match("axum/src/extract/mod.rs", query_terms("extract request parts"))
-    assert stem_match("trimesh/voxel/__init__.py", query_terms("voxel creation"))
-    assert not stem_match("crate/src/mod.rs", query_terms("src layout"))  # a crate root is not a module name
 
 
 def test_penalties_unless_the_query_asks() -> None:

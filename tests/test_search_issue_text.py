@@ -20,7 +20,6 @@ from semantic.lexical import (
     mentions,
     named_files,
     query_terms,
-    strip_issue_tags,
 )
 from semantic.ranking import DEFAULT
 from storage.db import Store
@@ -218,73 +217,3 @@ def test_document_frequency_is_counted_as_the_index_tokenizes(search: SemanticSe
     text = " ".join(f"zq{i}x" for i in range(40)) + " The invoices are wrong."
     capped = cap_terms(conn, query_terms(text))
     assert "invoices" in capped.words and capped.match is not None and '"invoices"' in capped.match
-
-
-@pytest.mark.parametrize(
-    ("title", "rest"),
-    [
-        ("[Bug] Not generating demo candidates", "Not generating demo candidates"),
-        ("ENH: Line_merge", "Line_merge"),
-        ("Feature Request: Export Bookmarks with Date", "Export Bookmarks with Date"),
-        ("[feature request] BUG: v1: E1019 raised", "E1019 raised"),
-        ("Fn::Sub fails on ints", "Fn::Sub fails on ints"),  # no space after the colon: code
-        ("Error when running Evaluate:  'str' object", "Error when running Evaluate:  'str' object"),  # 4 words
-        ("[BUG]", "[BUG]"),  # nothing but a tag: kept
-    ],
-)
-def test_an_issue_titles_leading_tags_are_dropped(title: str, rest: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Measured and left off by default (bench/README.md, second round): the lever, when on.
-    monkeypatch.setattr(lexical, "ISSUE_TAGS", True)
-    assert strip_issue_tags(title) == rest
-    assert query_terms(title).words == query_terms(rest).words
-
-
-def test_a_leading_request_verb_and_contractions_are_not_search_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert "add" in query_terms("Add support for CSS Grid Layout").words  # off by default
-    monkeypatch.setattr(lexical, "DROP_LEAD_VERB", True)
-    monkeypatch.setattr(lexical, "DROP_CONTRACTIONS", True)
-    assert query_terms("Add support for CSS Grid Layout").words == ("support", "css", "grid", "layout")
-    assert query_terms("OBJ export doesn't have a newline").words == ("obj", "export", "newline")
-    # Only as the first word: "request", "add" elsewhere are domain words.
-    assert query_terms("request and response interceptors").words == ("request", "response", "interceptors")
-    assert "add" in query_terms("how middleware layers add headers").words
-    assert query_terms("Add").words == ("add",)  # nothing else left: kept
-
-
-ISSUE_REPO = {
-    ".github/ISSUE_TEMPLATE/bug_report.yaml": "name: Bug report\ndescription: Report a bug\nlabels: [bug]\n",
-    "src/layout/anchors.py": '''
-        def add_links(page, links):
-            """Add the links of a page."""
-            return [page.add(link) for link in links]
-
-
-        def add_outlines(page, outlines):
-            return [page.add(o) for o in outlines]
-        ''',
-    "src/layout/grid.py": '''
-        def grid_layout(box, columns):
-            """Lay out a grid container's children on its columns."""
-            return [child.place(columns) for child in box.children]
-        ''',
-    "src/render/columns.py": '''
-        def columns_layout(box, count):
-            """Lay out a multi-column box."""
-            return [box.split(count)]
-        ''',
-}
-
-
-def test_an_issue_title_ranks_the_code_it_is_about_not_its_tags_or_verb(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lexical, "ISSUE_TAGS", True)
-    monkeypatch.setattr(lexical, "DROP_LEAD_VERB", True)
-    root = make_repo(ISSUE_REPO)
-    store = Store(tmp_path / "idx" / "index.db")
-    index_root(root, store)
-    search = SemanticSearch(store)
-    legs = ("bm25", "symbols", "path")
-    files = [h.path for h in search.search("[Bug] Add grid layout", k=4, legs=legs).items]
-    assert files[0] == "src/layout/grid.py", files
-    assert ".github/ISSUE_TEMPLATE/bug_report.yaml" not in files, files

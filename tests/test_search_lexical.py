@@ -95,47 +95,6 @@ def test_search_rejects_empty_text(store: Store) -> None:
         SemanticSearch(store, embedder=FakeEmbedder()).search("  ")
 
 
-def test_uses_leg_ranks_chunks_by_their_uses_of_the_named_names(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
-) -> None:
-    from semantic.lexical import uses_chunks
-
-    root = make_repo(
-        {
-            "a.py": "def send_invoice(x):\n    return x\n",
-            "b.py": "from a import send_invoice\n\n\ndef bill(c):\n    send_invoice(c)\n    return send_invoice(c)\n",
-            "c.py": "from a import send_invoice\n\n\ndef remind(c):\n    return send_invoice(c)\n",
-            "d.py": "def unrelated():\n    return 1\n",
-        }
-    )
-    s = Store(tmp_path / "uses" / "index.db")
-    index_root(root, s)
-    got = uses_chunks(s.conn, query_terms("why does `send_invoice` run twice"))
-    paths = [s.chunks_by_ids([i])[i].path for i in got]
-    assert paths[0] == "b.py" and "c.py" in paths and "d.py" not in paths
-    assert uses_chunks(s.conn, query_terms("nothing named here")) == []
-
-
-def test_abbreviation_switch_adds_code_short_forms_to_the_name_spellings_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The (measured, off) ABBREVIATIONS lever: "context" also spells ``ctx`` for names and
-    paths, stopwords only at level 2, and never in the BM25 text match."""
-    from semantic import lexical
-
-    query = "request context implementations"
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 0)
-    off = query_terms(query)
-    assert "ctx" not in off.stems
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 1)
-    on = query_terms(query)
-    assert {"ctx", "req", "impl", "impls"} <= on.stems
-    assert on.words == off.words  # the text match is built from the words: unchanged
-    assert "impl" not in query_terms("where is the implementation").stems  # a stopword: level 2 only
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 2)
-    assert "impl" in query_terms("where is the implementation").stems
-
-
 PRF_FILES = {
     "erp/retry.py": '''
         def retry_erp_call(request):
