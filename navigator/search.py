@@ -32,9 +32,20 @@ from pathlib import Path
 
 import numpy as np
 
+from navigator.pipeline import (
+    VIEWS,
+    Candidates,
+    ChunkText,
+    Definition,
+    Feedback,
+    chunk_hit,
+    code_view,
+    code_view_depth,
+    rank,
+)
 from navigator.results import Response, SearchHit
 from semantic.embed import Embedder, embedding_text, load_embedder
-from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
+from semantic.fusion import ChunkMeta, Ranked
 from semantic.lexical import (
     STOPWORDS,
     QueryTerms,
@@ -48,13 +59,12 @@ from semantic.lexical import (
     path_files,
     path_words,
     query_terms,
-    stem,
     symbol_chunks,
 )
 from semantic.ranking import DEFAULT, RankingConfig
 from semantic.vectors import VectorIndex
 from storage.db import Store
-from storage.tokens import fts_query, split_identifier
+from storage.tokens import fts_query
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +81,6 @@ LEGS = ("bm25", "vector", "symbols", "path")
 # check sets (bench/README.md, "pseudo-relevance feedback"): issue localization file Acc@5 +0.024
 # [+0.006, +0.048] on 166 development instances, semble's benchmark unchanged.
 _PRF_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
-VIEWS = ("files", "code")
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
@@ -139,43 +148,7 @@ class SyncReport:
         return self.vectors >= self.chunks
 
 
-_SNIPPET_LINES = 8
-
-
-def _snippet(text: str) -> str:
-    lines = [ln.rstrip() for ln in text.splitlines()]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return "\n".join(lines[:_SNIPPET_LINES])
-
-
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
-    """How much of the query one definition's own lines match (a definition the query names
-    matches fully): the share of the query's words found among its words."""
-    last = qualified.rsplit(".", 1)[-1]
-    if any(ident.rsplit(".", 1)[-1] == last for ident in terms.identifiers):
-        return 1.0
-    if not terms.words:
-        return 0.0
-    toks = {w for ln in lines for t in _WORDS.findall(ln) for w in split_identifier(t)}
-    toks |= set(split_identifier(last))
-    return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
-
-
-_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _named_at(qualified: str, terms: QueryTerms, config: RankingConfig) -> int:
-    """Where the query names this definition (its position among the query's identifiers,
-    strongest first), else after them all; a definition matched by words comes next."""
-    last = qualified.rsplit(".", 1)[-1]
-    for pos, ident in enumerate(terms.identifiers):
-        if ident == qualified or ident.rsplit(".", 1)[-1] == last:
-            return pos
-    return len(terms.identifiers) + (0 if definition_match(qualified, terms, config=config) else 1)
 
 
 class _Shared:
@@ -698,38 +671,15 @@ class SemanticSearch:
 
     def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         rows = self.store.chunks_by_ids([r.id for r in ranked])
-        hits = []
-        for r in ranked:
-            row = rows.get(r.id)
-            if row is None:
-                continue
-            hits.append(
-                SearchHit(
-                    path=row.path,
-                    start_line=row.start_line,
-                    end_line=row.end_line,
-                    symbol=row.symbol,
-                    signature=row.signature,
-                    snippet=_snippet(row.text),
-                    score=round(r.file_score, 6),
-                    language=row.language,
-                    ranks=dict(r.ranks),
-                )
-            )
-        return hits
+        return [chunk_hit(r, rows[r.id]) for r in ranked if r.id in rows]
 
     def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
-        """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
-        it (those the query names first, in the order it names them, then in line order), else
-        the definition around it, else the chunk itself. A definition out of a chunk of several
-        scores by how much of the query its own lines match (``config.code_split_decay``); each
-        definition is listed once, at its best."""
-        scored: list[tuple[float, int, SearchHit]] = []
-        seen: set[tuple[str, int]] = set()
-        cfg = self.config
-        code_kinds = cfg.code_kinds
+        """The code view (:func:`navigator.pipeline.code_view`) of the ranked chunks, with the
+        definitions of ``config.code_kinds`` that overlap each of the best."""
+        code_kinds = self.config.code_kinds
         kinds = ",".join("?" * len(code_kinds))
-        top = ranked[: max(3 * k, 30)]
+        top = ranked[: code_view_depth(k)]
+        read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = []
         for start in range(0, len(top), 50):
             part = top[start : start + 50]
             rows = self.store.chunks_by_ids([r.id for r in part])
@@ -743,43 +693,8 @@ class SemanticSearch:
                     "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
                     (row.path, *code_kinds, row.start_line, row.end_line),
                 ).fetchall()
-                inside = [d for d in defs if d[1] >= row.start_line]
-                leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
-                if leaves:
-                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms, cfg), d[1]))
-                else:
-                    around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
-                    chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
-                lines = row.text.splitlines()
-                if not chosen:
-                    chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-                own = [
-                    _own_match(str(d[0] or ""), lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1], terms)
-                    for d in chosen
-                ]
-                best = max(own) or 1.0
-                for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
-                    key = (row.path, int(s_line))
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    lo = max(int(s_line), row.start_line) - row.start_line
-                    decay = cfg.code_split_decay
-                    score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
-                    hit = SearchHit(
-                        path=row.path,
-                        start_line=int(s_line),
-                        end_line=int(e_line),
-                        symbol=qn,
-                        signature=sig,
-                        snippet=_snippet("\n".join(lines[lo:])),
-                        score=round(score, 6),
-                        language=row.language,
-                        ranks=dict(r.ranks),
-                    )
-                    scored.append((score, len(scored), hit))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [h for _, _, h in scored[:k]]
+                read.append((r, row, [(d[0], int(d[1]), int(d[2]), d[3]) for d in defs]))
+        return code_view(read, terms, k, config=self.config)
 
     def search(
         self,
@@ -853,23 +768,17 @@ class SemanticSearch:
         meta = self._meta(list(cand))
         reps = self._first_chunks([p for p in path_leg[:10]])
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        if bm25_scores is not None and chunk_legs:
-            first = fuse(
-                chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=cfg.prf_docs, config=cfg
-            )
-            best = [r.id for r in first]
-            prf = self._feedback_leg(terms, best, bm25_scores, max(self.depth, k), paths, languages)
-            if prf:
-                chunk_legs = {**chunk_legs, "prf": prf}
-                meta.update(self._meta([i for i in prf if i not in meta]))
-        if view == "code":
-            ranked = fuse(
-                chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code", config=cfg
-            )
-            hits = self._code_hits(ranked, terms, k)
-        else:
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k, config=cfg)
-            hits = self._chunk_hits(ranked)
+        cands = Candidates(chunk_legs, meta, path_leg, reps)
+        prf: Feedback | None = None
+        if bm25_scores is not None:
+            scores = bm25_scores
+
+            def prf(best: Sequence[int]) -> tuple[list[int], dict[int, ChunkMeta]]:
+                ids = self._feedback_leg(terms, best, scores, max(self.depth, k), paths, languages)
+                return ids, self._meta([i for i in ids if i not in cands.meta])
+
+        ranked = rank(cands, terms, k=k, view=view, config=cfg, feedback=prf)
+        hits = self._code_hits(ranked, terms, k) if view == "code" else self._chunk_hits(ranked)
         if len(hits) < k:
             notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")
         return Response(

@@ -8,8 +8,8 @@
   with write access, pushes those back. The local SQLite + FAISS index stays the query
   path; a store that is down costs a note, never an error.
 - :meth:`TeamStore.search` / :meth:`TeamStore.definitions` (``--all-repos``): queries run
-  in PostgreSQL (HNSW vectors, full text, trigram symbol names), fused by RRF exactly as
-  locally (:func:`semantic.fusion.fuse`). Every hit names its repository, commit and path.
+  in PostgreSQL (HNSW vectors, full text, trigram symbol names), ranked by the same
+  pipeline core as locally (:func:`navigator.pipeline.rank`). Every hit names its repository, commit and path.
 
 The store is chosen by ``--store URL``, else ``NAV_STORE``, else ``[store] url``.
 """
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from navigator.config import Config, resolve_store_url
+from navigator.pipeline import Candidates, rank, snippet
 from navigator.results import Response, SearchHit, Symbol
-from semantic.fusion import ChunkMeta, fuse
+from semantic.fusion import ChunkMeta
 from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
@@ -574,10 +575,8 @@ class TeamStore:
                 log.warning("team store path leg failed: %s", exc)
                 notes.append(f"path leg unavailable: {exc}")
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
-        ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k, config=cfg)
+        ranked = rank(Candidates(cand.legs, cand.meta, path_leg, reps), terms, k=k, config=cfg)
         by_id = cand.by_id
-        from navigator.search import _snippet
-
         hits = tuple(
             TeamHit(
                 path=by_id[r.id].path,
@@ -585,7 +584,7 @@ class TeamStore:
                 end_line=by_id[r.id].end_line,
                 symbol=by_id[r.id].symbol,
                 signature=by_id[r.id].signature,
-                snippet=_snippet(by_id[r.id].text),
+                snippet=snippet(by_id[r.id].text),
                 score=round(r.file_score, 6),
                 language=by_id[r.id].language,
                 ranks=dict(r.ranks),
