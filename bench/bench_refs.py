@@ -65,7 +65,7 @@ def main() -> int:
         "SELECT COALESCE(SUM(lines), 0) FROM files WHERE language = ?", (args.language,)
     ).fetchone()
     rows = [
-        r for r in nav.store.symbols_where("s.kind IN ('function', 'method') AND f.language = ?", (args.language,), limit=100_000)
+        r for r in nav.store.symbols(kinds=("function", "method"), language=args.language, limit=100_000)
     ]
     names_seen: set[str] = set()
     picks = []

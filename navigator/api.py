@@ -418,7 +418,7 @@ class Navigator:
             except (StorageFullError, IndexDamagedError):
                 pass  # remembered in index_error; the answer's notes say the index may be stale
             store = self.store  # reopened if the update rebuilt it
-        if not self.refresh and store.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+        if not self.refresh and not store.has_files():
             raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
         return store
 
@@ -1086,7 +1086,7 @@ def _repo_map(nav: Navigator, tokens: int) -> RepoMap:
 
     started = time.perf_counter()
     store = nav._fresh()
-    rows = store.symbols_where("s.kind != 'field'", (), limit=10_000_000)
+    rows = store.symbols(exclude_kinds=("field",), limit=10_000_000)
     by_key = {r.id: r for r in rows}
     defs = [
         Definition(
@@ -1101,9 +1101,7 @@ def _repo_map(nav: Navigator, tokens: int) -> RepoMap:
         )
         for r in rows
     ]
-    counts = store.conn.execute(
-        "SELECT f.path, r.name, count(*) FROM refs r JOIN files f ON f.id = r.file_id GROUP BY r.file_id, r.name"
-    ).fetchall()
+    counts = store.ref_counts_by_file()
     ranked = rank_definitions(defs, counts)
     text, chosen = render(ranked, tokens=tokens)
     scores = {d.key: s for s, d in ranked}

@@ -14,6 +14,7 @@
     │   ├── IndexDamagedError the database is corrupt; `nav index` rebuilds it
     │   ├── IndexIOError      SQLite could not read or write the file (reopened once first)
     │   ├── IndexReadOnlyError the index cannot be written (read-only); queries still read it
+    │   ├── IndexSchemaError  the index lacks a table or column nav reads; `nav index` after deleting it
     │   ├── StorageFullError  the disk is full; the write was rolled back
     │   └── StoreError        the team store (PostgreSQL) refused or failed a request
     │       ├── StoreUnavailableError  cannot be reached
@@ -35,6 +36,7 @@ from storage.errors import (
     IndexDamagedError,
     IndexIOError,
     IndexReadOnlyError,
+    IndexSchemaError,
     ModelError,
     NavError,
     NotIndexedError,
@@ -60,6 +62,7 @@ __all__ = [
     "IndexDamagedError",
     "IndexIOError",
     "IndexReadOnlyError",
+    "IndexSchemaError",
     "ModelError",
     "NavError",
     "NotIndexedError",

@@ -319,40 +319,17 @@ class TeamStore:
         """The embedding key of every chunk in the local index (repeated when chunks repeat)."""
         from navigator.search import embed_key
 
-        rows = self._need_nav().store.conn.execute(
-            "SELECT c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
-        )
-        return [embed_key(h, p, s, g) for h, p, s, g in rows]
+        return [embed_key(c.hash, c.path, c.symbol, c.signature) for c in self._need_nav().store.chunk_keys()]
 
     def _local_keys(self) -> list[str]:
         """Embedding keys of the chunks in the local index, each once."""
         return sorted(set(self._chunk_keys()))
 
     def _cached(self, model: str, keys: Sequence[str]) -> set[str]:
-        conn = self._need_nav().store.conn
-        have: set[str] = set()
-        for start in range(0, len(keys), 500):
-            part = list(keys[start : start + 500])
-            marks = ",".join("?" * len(part))
-            have.update(
-                str(r[0])
-                for r in conn.execute(
-                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
-                )
-            )
-        return have
+        return self._need_nav().store.vector_keys(model, keys)
 
     def _read_cached(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        conn = self._need_nav().store.conn
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(keys), 500):
-            part = list(keys[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for h, blob in conn.execute(
-                f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
-            ):
-                out[str(h)] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self._need_nav().store.fetch_vectors(model, keys)
 
     def _pull(self, model: str, keys: Sequence[str]) -> int:
         """Copy the store's vectors for keys the local cache lacks into it; returns how many."""
@@ -362,14 +339,7 @@ class TeamStore:
         got = self.pg.fetch_vectors(model, lacking)
         if not got:
             return 0
-        nav = self._need_nav()
-        with nav.store.transaction():
-            nav.store.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
-                ((model, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                 for k, v in got.items()),
-            )  # fmt: skip
-        return len(got)
+        return self._need_nav().store.push_vectors(model, got)
 
     # -- start warm ------------------------------------------------------------------------
 
@@ -501,30 +471,18 @@ class TeamStore:
         """Every file of the local index with its chunks (and their keys) and symbols."""
         from navigator.search import embed_key
 
-        store = self._need_nav().store
-        conn = store.conn
-        chunks: dict[int, list[PubChunk]] = {}
-        for fid, path, sl, el, sym, sig, text, h in conn.execute(
-            "SELECT c.file_id, f.path, c.start_line, c.end_line, c.symbol, c.signature, c.text, c.hash "
-            "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.file_id, c.start_line, c.id"
-        ):
-            chunks.setdefault(int(fid), []).append(
-                PubChunk(embed_key(h, path, sym, sig), h, int(sl), int(el), sym, sig, text)
+        return [
+            PubFile(
+                path=f.path, blob=f.hash, language=f.language, size=f.size, lines=f.lines,
+                chunks=tuple(
+                    PubChunk(embed_key(c.hash, f.path, c.symbol, c.signature), c.hash, c.start_line, c.end_line,
+                             c.symbol, c.signature, c.text)
+                    for c in f.chunks
+                ),
+                symbols=f.symbols,
             )
-        symbols: dict[str, list[Any]] = {}
-        for row in store.symbols_where("1=1", (), limit=10**9):
-            symbols.setdefault(row.definition.path, []).append(row.definition)
-        out = []
-        for fid, path, lang, h, size, lines in conn.execute(
-            "SELECT id, path, language, hash, size, lines FROM files ORDER BY path"
-        ):
-            out.append(
-                PubFile(
-                    path=str(path), blob=str(h), language=lang, size=int(size), lines=int(lines),
-                    chunks=tuple(chunks.get(int(fid), ())), symbols=tuple(symbols.get(str(path), ())),
-                )
-            )  # fmt: skip
-        return out
+            for f in self._need_nav().store.file_contents()
+        ]  # fmt: skip
 
     # -- across repositories ---------------------------------------------------------------
 

@@ -40,10 +40,12 @@ from storage.errors import (
     IndexIOError,
     IndexReadOnlyError,
     StorageError,
-    StorageFullError,
     UnsafeIndexDirError,
 )
-from storage.model import ParsedFile, Span, SymbolDef
+from storage.model import ParsedFile
+from storage.query import SymbolRow as SymbolRow  # re-exported: where the API imports it from
+from storage.sqlite_errors import _SQLITE_CORRUPT, _SQLITE_NOTADB, classify_error
+from storage.sqlite_queries import SYMBOL_COLUMNS, IndexReads, symbol_from_row
 from storage.tokens import index_text
 
 SCHEMA_VERSION = 3
@@ -167,43 +169,6 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
 
 # _MIGRATIONS[i] migrates from version i+1 to i+2; the list grows with the schema.
 _MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2, _migrate_2_to_3]
-
-# SQLite's primary result codes that say what went wrong with the file itself.
-_SQLITE_READONLY = 8
-_SQLITE_IOERR = 10
-_SQLITE_CORRUPT = 11
-_SQLITE_FULL = 13
-_SQLITE_CANTOPEN = 14
-_SQLITE_NOTADB = 26
-
-
-def classify_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
-    """The nav error for an SQLite error about the database file, or None for any other error
-    (a bad query, a constraint): damage, a full disk and a read-only file each get clear words
-    and the one way back."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
-    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
-        return IndexDamagedError(
-            f"the index at {path} is damaged (sqlite: {exc}); it is a cache of the working tree: "
-            "run `nav index` to rebuild it"
-        )
-    if primary == _SQLITE_FULL:
-        return StorageFullError(
-            f"no space left to write the index at {path} (sqlite: {exc}); the unfinished batch was "
-            "rolled back and the index keeps what was written before; free some space and run `nav index`"
-        )
-    if primary == _SQLITE_READONLY:
-        return IndexReadOnlyError(
-            f"the index at {path} is read-only (sqlite: {exc}); queries read it as it is, "
-            f"but to update it make {path.parent} writable"
-        )
-    if primary in (_SQLITE_IOERR, _SQLITE_CANTOPEN):
-        return IndexIOError(
-            f"cannot read or write the index at {path} (sqlite: {exc}); check that the disk is not full "
-            f"and {path.parent} is readable and writable, then run `nav index`"
-        )
-    return None
 
 
 class _GuardedCursor(sqlite3.Cursor):
@@ -521,14 +486,6 @@ class FileRow:
 
 
 @dataclass(frozen=True, slots=True)
-class SymbolRow:
-    """A symbol as stored, with its database id (the API converts it to its own type)."""
-
-    id: int
-    definition: SymbolDef
-
-
-@dataclass(frozen=True, slots=True)
 class RefRow:
     path: str
     name: str
@@ -562,35 +519,11 @@ class StoreStats:
     last_run_finished_at: float | None
 
 
-_SYMBOL_COLUMNS = (
-    "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
-    "s.start_line, s.start_col, s.end_line, s.end_col, "
-    "s.name_line, s.name_col, s.name_end_line, s.name_end_col, "
-    "s.signature, s.container, s.docstring"
-)
+class Store(IndexReads):
+    """Owns one SQLite connection to an index database. Use as a context manager.
 
-
-def _symbol_from_row(row: Sequence[object]) -> SymbolRow:
-    (sid, name, qn, kind, path, lang, sl, sc, el, ec, nl, nc, nel, nec, sig, cont, doc) = row
-    return SymbolRow(
-        id=int(sid),  # type: ignore[call-overload]
-        definition=SymbolDef(
-            name=str(name),
-            qualified_name=str(qn),
-            kind=str(kind),
-            path=str(path),
-            language=str(lang or ""),
-            span=Span(int(sl), int(sc), int(el), int(ec)),  # type: ignore[call-overload]
-            name_span=Span(int(nl), int(nc), int(nel), int(nec)),  # type: ignore[call-overload]
-            signature=str(sig),
-            container=None if cont is None else str(cont),
-            docstring=None if doc is None else str(doc),
-        ),
-    )
-
-
-class Store:
-    """Owns one SQLite connection to an index database. Use as a context manager."""
+    Its reads for the layers above are :class:`storage.query.IndexQueries` (implemented by
+    :class:`storage.sqlite_queries.IndexReads`): no SQL crosses into them."""
 
     def __init__(
         self,
@@ -1013,45 +946,36 @@ class Store:
             )
         }
 
-    def symbols_where(self, where: str, params: Sequence[object], *, limit: int = 1000) -> list[SymbolRow]:
-        sql = (
-            f"SELECT {_SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE {where} ORDER BY f.path, s.start_line LIMIT ?"
-        )
-        return [_symbol_from_row(r) for r in self.conn.execute(sql, (*params, limit))]
-
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
-        return self.symbols_where("s.name = ?", (name,))
+        return self._symbols("s.name = ?", (name,), limit=1000)
 
     def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
         """Symbols whose qualified name is ``dotted`` or ends with ``.dotted``."""
         last = dotted.rsplit(".", 1)[-1]
-        return self.symbols_where(
+        return self._symbols(
             "s.name = ? AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\')",
             (last, dotted, "%." + _like_escape(dotted)),
+            limit=1000,
         )
 
     def symbols_in_file(self, path: str) -> list[SymbolRow]:
-        return self.symbols_where("f.path = ?", (path,), limit=100_000)
+        return self._symbols("f.path = ?", (path,), limit=100_000)
 
     def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
         if not match:
             return []
         sql = (
-            f"SELECT {_SYMBOL_COLUMNS} FROM symbols_fts "
+            f"SELECT {SYMBOL_COLUMNS} FROM symbols_fts "
             "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
             "WHERE symbols_fts MATCH ? ORDER BY bm25(symbols_fts) LIMIT ?"
         )
-        try:
-            return [_symbol_from_row(r) for r in self.conn.execute(sql, (match, limit))]
-        except sqlite3.OperationalError:
-            return []
+        return [symbol_from_row(r) for r in self._match_rows(sql, (match, limit))]
 
     def symbol_names(self) -> list[str]:
         return [str(r[0]) for r in self.conn.execute("SELECT DISTINCT name FROM symbols")]
 
     def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
-        return self.symbols_where(
+        return self._symbols(
             "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + _like_escape(pattern) + "%",), limit=limit
         )
 

@@ -117,10 +117,17 @@ class StorageError(NavError):
     """The index database is unreadable, locked for too long, or from a newer nav."""
 
     exit_code = 5
+    kind = "storage"
+    """What went wrong, in one word a program can branch on: ``busy``, ``damaged``, ``io``,
+    ``read-only``, ``full``, ``schema``, ``unavailable``, ``auth``, or ``storage`` (anything else)."""
 
 
 class IndexBusyError(StorageError):
-    """Another process holds the index's write lock (a ``nav index`` running elsewhere)."""
+    """Another process holds the index's write lock (a ``nav index`` running elsewhere), or
+    SQLite found the database locked for longer than its busy timeout (``SQLITE_BUSY`` /
+    ``SQLITE_LOCKED``)."""
+
+    kind = "busy"
 
 
 class IndexDamagedError(StorageError):
@@ -128,18 +135,33 @@ class IndexDamagedError(StorageError):
 
     The index is a cache of the working tree: ``nav index`` deletes and rebuilds it."""
 
+    kind = "damaged"
+
 
 class IndexIOError(StorageError):
     """SQLite could not read or write the index file (``SQLITE_IOERR`` / ``SQLITE_CANTOPEN``): the
     file may be fine; nav reopens it once before saying so."""
 
+    kind = "io"
+
 
 class IndexReadOnlyError(StorageError):
     """The index cannot be written (read-only folder or file system); queries still read it."""
 
+    kind = "read-only"
+
+
+class IndexSchemaError(StorageError):
+    """The index lacks a table or column nav reads (a file changed by hand or by another tool);
+    the index is a cache: deleting it and running ``nav index`` rebuilds it."""
+
+    kind = "schema"
+
 
 class StorageFullError(StorageError):
     """The disk (or a file-size limit) is full: the write was rolled back."""
+
+    kind = "full"
 
 
 class StoreError(StorageError):
@@ -149,17 +171,25 @@ class StoreError(StorageError):
 class StoreUnavailableError(StoreError):
     """The team store cannot be reached (down, wrong host or port, network)."""
 
+    kind = "unavailable"
+
 
 class StoreAuthError(StoreError):
     """The team store refused the credentials."""
+
+    kind = "auth"
 
 
 class StoreReadOnlyError(StoreError):
     """The role may read the team store but this needs write access (publishing)."""
 
+    kind = "read-only"
+
 
 class StoreSchemaError(StoreError):
     """The database lacks nav's schema or the ``vector`` extension, or is from a newer nav."""
+
+    kind = "schema"
 
 
 class ServerError(NavError):

@@ -1,0 +1,475 @@
+"""The SQLite index's answers to :class:`storage.query.IndexQueries`: every SQL statement the
+search pipeline and the engine need, in one place, behind typed methods.
+
+:class:`IndexReads` is a mixin of :class:`storage.db.Store` (which owns the connection). Every
+SQLite error a query meets leaves it classified (:func:`storage.sqlite_errors.classify_query_error`);
+a full-text query FTS5 cannot parse matches nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from storage.errors import StorageError
+from storage.model import SymbolDef
+from storage.query import (
+    EVERYTHING,
+    ChunkKey,
+    ChunkPlace,
+    ChunkRecord,
+    ChunkWords,
+    DefinitionSpan,
+    FileContent,
+    FtsTable,
+    IndexSignature,
+    NameMatch,
+    NameScore,
+    RefCount,
+    Scope,
+    ScoredChunk,
+    SymbolRow,
+    Vector,
+)
+from storage.sqlite_errors import classify_query_error, is_fts_query_error
+
+__all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
+
+_FTS_TABLE: dict[str, str] = {"chunks": "chunks_fts", "symbols": "symbols_fts"}
+_BATCH = 500
+
+SYMBOL_COLUMNS = (
+    "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
+    "s.start_line, s.start_col, s.end_line, s.end_col, "
+    "s.name_line, s.name_col, s.name_end_line, s.name_end_col, "
+    "s.signature, s.container, s.docstring"
+)
+
+# The chunk holding a symbol's name: the smallest that spans its line.
+_CHUNK_OF = (
+    "(SELECT c.id FROM chunks c WHERE c.file_id = s.file_id AND c.start_line <= s.name_line "
+    "AND c.end_line >= s.name_line ORDER BY (c.end_line - c.start_line) LIMIT 1)"
+)
+
+
+def symbol_from_row(row: Sequence[Any]) -> SymbolRow:
+    from storage.model import Span
+
+    (sid, name, qn, kind, path, lang, sl, sc, el, ec, nl, nc, nel, nec, sig, cont, doc) = row
+    return SymbolRow(
+        id=int(sid),
+        definition=SymbolDef(
+            name=str(name),
+            qualified_name=str(qn),
+            kind=str(kind),
+            path=str(path),
+            language=str(lang or ""),
+            span=Span(int(sl), int(sc), int(el), int(ec)),
+            name_span=Span(int(nl), int(nc), int(nel), int(nec)),
+            signature=str(sig),
+            container=None if cont is None else str(cont),
+            docstring=None if doc is None else str(doc),
+        ),
+    )
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def scope_sql(scope: Scope) -> tuple[str, list[object]]:
+    """SQL conditions on ``f`` (files) for a scope's path prefixes / globs and languages,
+    each after `` AND `` ("" for the whole index)."""
+    where: list[str] = []
+    params: list[object] = []
+    if scope.paths:
+        ors = []
+        for p in scope.paths:
+            if any(ch in p for ch in "*?["):
+                ors.append("f.path GLOB ?")
+                params.append(p)
+            else:
+                p = p.strip("/")
+                ors.append("(f.path = ? OR f.path LIKE ? ESCAPE '\\')")
+                params.extend([p, _like_escape(p) + "/%"])
+        where.append("(" + " OR ".join(ors) + ")")
+    if scope.languages:
+        where.append("f.language IN (" + ",".join("?" * len(scope.languages)) + ")")
+        params.extend(scope.languages)
+    return (" AND " + " AND ".join(where)) if where else "", params
+
+
+def _kinds_literal(kinds: Sequence[str]) -> str:
+    """``'a', 'b'`` for kinds that are plain identifiers (the only ones a kind can be)."""
+    return ", ".join(repr(k) for k in kinds if k.isidentifier())
+
+
+class IndexReads:
+    """The read queries of one index database (and its vector cache's writes)."""
+
+    if TYPE_CHECKING:
+        path: Path
+
+        @property
+        def conn(self) -> sqlite3.Connection: ...
+
+        def transaction(self) -> AbstractContextManager[None]: ...
+
+    # -- the seam's one way to run SQL -------------------------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except StorageError:
+            raise
+        except sqlite3.Error as exc:
+            raise classify_query_error(exc, self.path) from exc
+
+    def _iter(self, sql: str, params: Sequence[object] = ()) -> Iterator[Any]:
+        """Rows one by one (a table too large to hold twice); errors classified as in :meth:`_rows`."""
+        try:
+            yield from self.conn.execute(sql, params)
+        except StorageError:
+            raise
+        except sqlite3.Error as exc:
+            raise classify_query_error(exc, self.path) from exc
+
+    def _match_rows(self, sql: str, params: Sequence[object]) -> list[Any]:
+        """Rows of a full-text query: one FTS5 cannot parse matches nothing."""
+        try:
+            return self.conn.execute(sql, params).fetchall()
+        except StorageError:
+            raise
+        except sqlite3.Error as exc:
+            if is_fts_query_error(exc, sql):
+                return []
+            raise classify_query_error(exc, self.path) from exc
+
+    def _one(self, sql: str, params: Sequence[object] = ()) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    # -- full text ---------------------------------------------------------------------------
+
+    def doc_freqs(self, words: Sequence[str], *, cap: int) -> dict[str, int]:
+        return self.table_doc_freqs(words, cap=cap, table="chunks")
+
+    def table_doc_freqs(self, words: Sequence[str], *, cap: int, table: FtsTable) -> dict[str, int]:
+        name = _FTS_TABLE.get(table)
+        if name is None:
+            raise ValueError(f"table must be one of {sorted(_FTS_TABLE)}, got {table!r}")
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
+        out: dict[str, int] = {}
+        for w in words:
+            if w in out or not w:
+                continue
+            rows = self._match_rows(sql, ('"' + w.replace('"', '""') + '"', cap + 1))
+            out[w] = int(rows[0][0]) if rows else 0
+        return out
+
+    def vocab_doc_freqs(self, words: Sequence[str]) -> dict[str, int]:
+        lookups = list(dict.fromkeys(words))
+        df: dict[str, int] = {}
+        self._rows(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+        )
+        for start in range(0, len(lookups), _BATCH):
+            part = lookups[start : start + _BATCH]
+            marks = ",".join("?" * len(part))
+            for term, doc in self._rows(
+                f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part
+            ):
+                df[str(term)] = int(doc)
+        return df
+
+    def chunk_count(self) -> int:
+        row = self._one("SELECT count(*) FROM chunks")
+        return int(row[0] or 0) if row else 0
+
+    def chunk_id_high(self) -> int:
+        row = self._one("SELECT max(rowid) FROM chunks_fts")
+        return int(row[0] or 0) if row else 0
+
+    def symbol_count(self) -> int:
+        row = self._one("SELECT count(*) FROM symbols")
+        return int(row[0] or 0) if row else 0
+
+    def bm25_chunks(
+        self, match: str, *, weights: tuple[float, float, float], scope: Scope, limit: int
+    ) -> list[ScoredChunk]:
+        if not match:
+            return []
+        cond, params = scope_sql(scope)
+        w = ", ".join(str(x) for x in weights)
+        if cond:
+            sql = (
+                f"SELECT chunks_fts.rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts "
+                "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
+                f"WHERE chunks_fts MATCH ? {cond} ORDER BY s LIMIT ?"
+            )
+        else:
+            sql = f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
+        rows = self._match_rows(sql, (match, *params, limit))
+        return [ScoredChunk(int(r[0]), -float(r[1])) for r in rows]
+
+    def chunk_words(self, ids: Sequence[int]) -> list[ChunkWords]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._rows(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(ids))
+        return [ChunkWords(sym, str(text)) for sym, text in rows]
+
+    # -- symbols -----------------------------------------------------------------------------
+
+    def symbols_named(self, names: Sequence[str], *, scope: Scope, limit: int) -> list[NameMatch]:
+        if not names:
+            return []
+        cond, params = scope_sql(scope)
+        marks = ",".join("?" * len(names))
+        sql = (
+            f"SELECT {_CHUNK_OF}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"WHERE s.name IN ({marks}) {cond} LIMIT ?"
+        )
+        rows = self._rows(sql, (*names, *params, limit))
+        return [
+            NameMatch(None if cid is None else int(cid), str(n), str(qn), str(p)) for cid, n, qn, p in rows
+        ]
+
+    def symbol_bm25_chunks(
+        self,
+        match: str,
+        *,
+        scope: Scope,
+        skip_kinds: Sequence[str],
+        limit: int,
+        rank_first: bool = False,
+    ) -> list[NameScore]:
+        if not match:
+            return []
+        cond, params = scope_sql(scope)
+        kinds = _kinds_literal(skip_kinds)
+        kind_sql = f"AND s.kind NOT IN ({kinds})" if kinds else ""
+        if rank_first and not cond:
+            # Each matched name's chunk is found for the best only (SQLite ran the chunk look-up
+            # for every matched row before sorting).
+            sql = (
+                f"SELECT {_CHUNK_OF}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
+                f"WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id "
+                f"WHERE 1 {kind_sql} ORDER BY t.b"
+            )
+        else:
+            sql = (
+                f"SELECT {_CHUNK_OF}, bm25(symbols_fts) AS b FROM symbols_fts "
+                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
+                f"WHERE symbols_fts MATCH ? {cond} {kind_sql} ORDER BY b LIMIT ?"
+            )
+        rows = self._match_rows(sql, (match, *params, limit))
+        return [NameScore(None if cid is None else int(cid), -float(b)) for cid, b in rows]
+
+    def _symbols(self, where: str, params: Sequence[object], *, limit: int) -> list[SymbolRow]:
+        sql = (
+            f"SELECT {SYMBOL_COLUMNS} FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"WHERE {where} ORDER BY f.path, s.start_line LIMIT ?"
+        )
+        return [symbol_from_row(r) for r in self._iter(sql, (*params, limit))]
+
+    def symbols(
+        self,
+        *,
+        kinds: Sequence[str] | None = None,
+        exclude_kinds: Sequence[str] = (),
+        language: str | None = None,
+        limit: int,
+    ) -> list[SymbolRow]:
+        where: list[str] = []
+        params: list[object] = []
+        if kinds is not None:
+            where.append("s.kind IN (" + ",".join("?" * len(kinds)) + ")" if kinds else "0")
+            params.extend(kinds)
+        if exclude_kinds:
+            where.append("s.kind NOT IN (" + ",".join("?" * len(exclude_kinds)) + ")")
+            params.extend(exclude_kinds)
+        if language is not None:
+            where.append("f.language = ?")
+            params.append(language)
+        return self._symbols(" AND ".join(where) or "1=1", params, limit=limit)
+
+    def definitions_in(
+        self, path: str, *, kinds: Sequence[str], start_line: int, end_line: int
+    ) -> list[DefinitionSpan]:
+        marks = ",".join("?" * len(kinds))
+        rows = self._rows(
+            f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
+            f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({marks}) "
+            "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
+            (path, *kinds, start_line, end_line),
+        )
+        return [DefinitionSpan(str(qn), int(sl), int(el), sig) for qn, sl, el, sig in rows]
+
+    # -- references --------------------------------------------------------------------------
+
+    def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        rows = self._rows(
+            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", list(names)
+        )
+        return {str(n): int(c) for n, c in rows}
+
+    def chunks_using(self, names: Sequence[str], *, scope: Scope, limit: int) -> list[int]:
+        if not names:
+            return []
+        cond, params = scope_sql(scope)
+        marks = ",".join("?" * len(names))
+        sql = (
+            "SELECT c.id, count(*) AS n FROM refs r JOIN chunks c ON c.file_id = r.file_id "
+            "AND c.start_line <= r.line AND c.end_line >= r.line JOIN files f ON f.id = c.file_id "
+            f"WHERE r.name IN ({marks}) {cond} GROUP BY c.id ORDER BY n DESC, c.id LIMIT ?"
+        )
+        return [int(r[0]) for r in self._rows(sql, (*names, *params, limit))]
+
+    def ref_counts_by_file(self) -> list[RefCount]:
+        rows = self._rows(
+            "SELECT f.path, r.name, count(*) FROM refs r JOIN files f ON f.id = r.file_id GROUP BY r.file_id, r.name"
+        )
+        return [RefCount(str(p), str(n), int(c)) for p, n, c in rows]
+
+    # -- files and chunks --------------------------------------------------------------------
+
+    def has_files(self) -> bool:
+        return self._one("SELECT 1 FROM files LIMIT 1") is not None
+
+    def files_signature(self) -> tuple[int, float]:
+        row = self._one("SELECT count(*), coalesce(max(indexed_at), 0) FROM files")
+        return (int(row[0]), float(row[1])) if row else (0, 0.0)
+
+    def index_signature(self) -> IndexSignature:
+        chunks = self._one("SELECT count(*), max(id), total(id) FROM chunks")
+        files = self._one("SELECT count(*), max(indexed_at) FROM files")
+        return IndexSignature(*chunks, *files)
+
+    def file_paths(self, scope: Scope = EVERYTHING) -> list[str]:
+        if scope.everything:
+            return [str(r[0]) for r in self._rows("SELECT path FROM files")]
+        cond, params = scope_sql(scope)
+        return [str(r[0]) for r in self._rows("SELECT f.path FROM files f WHERE 1=1 " + cond, params)]
+
+    def chunk_ids(self, scope: Scope) -> list[int]:
+        cond, params = scope_sql(scope)
+        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1=1 {cond}"
+        return [int(r[0]) for r in self._rows(sql, params)]
+
+    def chunk_places(self, ids: Sequence[int]) -> dict[int, ChunkPlace]:
+        out: dict[int, ChunkPlace] = {}
+        ids = list(ids)
+        for start in range(0, len(ids), _BATCH):
+            part = ids[start : start + _BATCH]
+            marks = ",".join("?" * len(part))
+            for cid, path, sym, sl in self._rows(
+                f"SELECT c.id, f.path, c.symbol, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.id IN ({marks})",
+                part,
+            ):
+                out[int(cid)] = ChunkPlace(int(cid), str(path), sym, int(sl))
+        return out
+
+    def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in paths:
+            r = self._one(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
+                "ORDER BY c.start_line LIMIT 1",
+                (p,),
+            )
+            if r is not None:
+                out[p] = int(r[0])
+        return out
+
+    def chunk_keys(self) -> list[ChunkKey]:
+        return [
+            ChunkKey(int(i), str(h), str(p), s, g)
+            for i, h, p, s, g in self._iter(
+                "SELECT c.id, c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
+            )
+        ]
+
+    def file_contents(self) -> list[FileContent]:
+        chunks: dict[int, list[ChunkRecord]] = {}
+        for fid, sl, el, sym, sig, text, h in self._iter(
+            "SELECT c.file_id, c.start_line, c.end_line, c.symbol, c.signature, c.text, c.hash "
+            "FROM chunks c ORDER BY c.file_id, c.start_line, c.id"
+        ):
+            chunks.setdefault(int(fid), []).append(ChunkRecord(int(sl), int(el), sym, sig, str(text), str(h)))
+        symbols: dict[str, list[SymbolDef]] = {}
+        for row in self._symbols("1=1", (), limit=-1):
+            symbols.setdefault(row.definition.path, []).append(row.definition)
+        return [
+            FileContent(
+                path=str(path),
+                language=lang,
+                hash=str(h),
+                size=int(size),
+                lines=int(lines),
+                chunks=tuple(chunks.get(int(fid), ())),
+                symbols=tuple(symbols.get(str(path), ())),
+            )
+            for fid, path, lang, h, size, lines in self._rows(
+                "SELECT id, path, language, hash, size, lines FROM files ORDER BY path"
+            )
+        ]
+
+    # -- vectors -----------------------------------------------------------------------------
+
+    def vector_dim(self, model: str) -> int | None:
+        row = self._one("SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model,))
+        return None if row is None else int(row[0])
+
+    def vector_keys(self, model: str, keys: Sequence[str]) -> set[str]:
+        have: set[str] = set()
+        for start in range(0, len(keys), _BATCH):
+            part = list(keys[start : start + _BATCH])
+            marks = ",".join("?" * len(part))
+            have.update(
+                str(r[0])
+                for r in self._rows(
+                    f"SELECT hash FROM embeddings WHERE model = ? AND hash IN ({marks})", (model, *part)
+                )
+            )
+        return have
+
+    def fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
+        out: dict[str, Vector] = {}
+        for start in range(0, len(keys), _BATCH):
+            part = list(keys[start : start + _BATCH])
+            marks = ",".join("?" * len(part))
+            for h, dim, blob in self._rows(
+                f"SELECT hash, dim, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                (model, *part),
+            ):
+                if isinstance(blob, bytes) and len(blob) == 4 * int(dim):
+                    out[str(h)] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def push_vectors(self, model: str, vectors: Mapping[str, Vector]) -> int:
+        if not vectors:
+            return 0
+        rows = [
+            (model, k, int(v.shape[-1]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for k, v in vectors.items()
+        ]
+        with self.transaction():
+            try:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)", rows
+                )
+            except StorageError:
+                raise
+            except sqlite3.Error as exc:
+                raise classify_query_error(exc, self.path) from exc
+        return len(rows)
