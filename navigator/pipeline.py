@@ -2,9 +2,11 @@
 
 A search runs in three steps; only the first touches a store:
 
-1. **Legs.** The store's adapter gathers each leg's ranked chunks and the path leg's files into
-   :class:`Candidates` (:class:`navigator.search.SemanticSearch` over SQLite,
-   :class:`navigator.team.TeamStore` over PostgreSQL). Chunk ids are the adapter's own.
+1. **Legs.** The store's adapter gathers each chunk leg's ranked chunks into :class:`Candidates`
+   (:class:`navigator.search.SemanticSearch` over SQLite, :class:`navigator.team.TeamStore` over
+   PostgreSQL); chunk ids are the adapter's own. The path leg is the same for both
+   (:func:`path_candidates` over the store's :class:`PathIndex`, then :func:`unlisted` names the files
+   it alone found, which the adapter lists by a representative chunk).
 2. **Ranking** (:func:`rank`): an optional feedback step (the best few of a first fusion seed one
    more leg, which the adapter runs), then :func:`semantic.fusion.fuse` in the asked view, all
    under one :class:`semantic.ranking.RankingConfig`.
@@ -24,7 +26,7 @@ from typing import Protocol
 
 from navigator.results import SearchHit
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
-from semantic.lexical import QueryTerms, stem
+from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, stem
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -34,11 +36,14 @@ __all__ = [
     "ChunkText",
     "Definition",
     "Feedback",
+    "PathIndex",
     "chunk_hit",
     "code_view",
     "code_view_depth",
+    "path_candidates",
     "rank",
     "snippet",
+    "unlisted",
 ]
 
 VIEWS = ("files", "code")
@@ -82,6 +87,56 @@ class Candidates:
     path_leg: list[str] = field(default_factory=list)
     reps: dict[str, int] = field(default_factory=dict)
     """A file found by the path leg alone -> the chunk it is listed by."""
+
+
+@dataclass(frozen=True, slots=True)
+class PathIndex:
+    """A store's files as the path leg reads them: each path's words, and two lookups."""
+
+    words: dict[str, set[str]]
+    """path -> the words of its folders and file name (:func:`semantic.lexical.path_words`)."""
+    basenames: dict[str, list[str]]
+    """file name -> the paths of that name."""
+    postings: dict[str, list[str]]
+    """path word -> the paths holding it."""
+
+    @classmethod
+    def of(cls, paths: Mapping[str, str] | Sequence[str]) -> PathIndex:
+        """The index of ``paths`` (or of a mapping key -> the path whose words it has: the team
+        store keys ``repo/path`` by the path alone, its repository's name is no path word)."""
+        named = paths if isinstance(paths, Mapping) else {p: p for p in paths}
+        words = {key: path_words(p) for key, p in named.items()}
+        return cls(words, by_basename(list(words)), by_path_word(words))
+
+
+def path_candidates(
+    index: PathIndex,
+    terms: QueryTerms,
+    *,
+    depth: int,
+    keep: Callable[[str], bool] | None = None,
+    config: RankingConfig = DEFAULT,
+) -> list[str]:
+    """The path leg: files whose path words are the query's, rarest words weighing most, best
+    first (files the query names by path lead); ``keep``: only the files it keeps (a scope)."""
+    if keep is None:
+        ranked = path_files(
+            index.words, terms, limit=depth, basenames=index.basenames, postings=index.postings, config=config
+        )
+    else:
+        ranked = path_files(
+            {p: w for p, w in index.words.items() if keep(p)}, terms, limit=depth, config=config
+        )
+    return [p for p, _ in ranked]
+
+
+def unlisted(
+    path_leg: Sequence[str], meta: Mapping[int, ChunkMeta], *, config: RankingConfig = DEFAULT
+) -> list[str]:
+    """The path leg's best ``config.path_listed`` files no chunk leg found: fusion lists each by
+    a representative chunk (:attr:`Candidates.reps`, the adapter's choice: its first)."""
+    listed = {m.path for m in meta.values()}
+    return [p for p in path_leg[: config.path_listed] if p not in listed]
 
 
 Feedback = Callable[[Sequence[int]], tuple[list[int], Mapping[int, ChunkMeta]]]

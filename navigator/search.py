@@ -38,10 +38,13 @@ from navigator.pipeline import (
     ChunkText,
     Definition,
     Feedback,
+    PathIndex,
     chunk_hit,
     code_view,
     code_view_depth,
+    path_candidates,
     rank,
+    unlisted,
 )
 from navigator.results import Response, SearchHit
 from semantic.embed import Embedder, embedding_text, load_embedder
@@ -51,13 +54,9 @@ from semantic.lexical import (
     QueryTerms,
     _filter_sql,
     bm25_chunks,
-    by_basename,
-    by_path_word,
     cap_terms,
     doc_freqs,
     named_files,
-    path_files,
-    path_words,
     query_terms,
     symbol_chunks,
 )
@@ -194,9 +193,7 @@ class SemanticSearch:
             self._vectors_dir.mkdir(parents=True, exist_ok=True)
         self.config = config if depth is None else dataclasses.replace(config, depth=depth)
         self.depth = self.config.depth
-        self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
-        self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
-        self._postings_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
+        self._path_cache: tuple[tuple[int, float], PathIndex] | None = None
         if share_with is not None:
             self._shared: _Shared = share_with._shared
         else:
@@ -498,27 +495,14 @@ class SemanticSearch:
 
     # -- search ------------------------------------------------------------------------------
 
-    def _file_words(self) -> dict[str, set[str]]:
+    def _path_index(self) -> PathIndex:
+        """The indexed files as the path leg reads them, read again when a file changes."""
         sig = self.store.conn.execute("SELECT count(*), coalesce(max(indexed_at), 0) FROM files").fetchone()
         key = (int(sig[0]), float(sig[1]))
         if self._path_cache is None or self._path_cache[0] != key:
             paths = [str(r[0]) for r in self.store.conn.execute("SELECT path FROM files")]
-            self._path_cache = (key, {p: path_words(p) for p in paths})
+            self._path_cache = (key, PathIndex.of(paths))
         return self._path_cache[1]
-
-    def _basenames(self) -> dict[str, list[str]]:
-        """file name -> paths, kept with the path words (same signature)."""
-        words = self._file_words()
-        if self._basename_cache is None or self._basename_cache[0] is not words:
-            self._basename_cache = (words, by_basename(list(words)))
-        return self._basename_cache[1]
-
-    def _path_postings(self) -> dict[str, list[str]]:
-        """path word -> paths, kept with the path words (same signature)."""
-        words = self._file_words()
-        if self._postings_cache is None or self._postings_cache[0] is not words:
-            self._postings_cache = (words, by_path_word(words))
-        return self._postings_cache[1]
 
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
@@ -546,9 +530,8 @@ class SemanticSearch:
         conn = self.store.conn
         cfg = self.config
         depth = max(self.depth, depth or 0)
-        files = self._file_words()
-        basenames = self._basenames()
-        named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
+        files = self._path_index()
+        named = named_files(list(files.words), terms.paths, index=files.basenames) if terms.paths else []
         limit = depth if bm25_scores is None else max(depth, cfg.prf_base)
         bm25 = bm25_chunks(conn, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights)
         if bm25_scores is not None:
@@ -579,6 +562,7 @@ class SemanticSearch:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
+        keep = None
         if paths or languages:
             allowed_files = {
                 str(r[0])
@@ -587,20 +571,8 @@ class SemanticSearch:
                     _filter_sql(paths, languages)[1],
                 )
             }
-            files = {p: w for p, w in files.items() if p in allowed_files}
-        whole = files is self._file_words()
-        path_leg = [
-            p
-            for p, _ in path_files(
-                files,
-                terms,
-                limit=depth,
-                basenames=basenames if whole else None,
-                postings=self._path_postings() if whole else None,
-                config=cfg,
-            )
-        ]
-        return out, path_leg
+            keep = allowed_files.__contains__
+        return out, path_candidates(files, terms, depth=depth, keep=keep, config=cfg)
 
     def _feedback_leg(
         self,
@@ -766,7 +738,7 @@ class SemanticSearch:
             path_leg = []
         cand = {i for ids in chunk_legs.values() for i in ids}
         meta = self._meta(list(cand))
-        reps = self._first_chunks([p for p in path_leg[:10]])
+        reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         cands = Candidates(chunk_legs, meta, path_leg, reps)
         prf: Feedback | None = None

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from navigator.config import Config, resolve_store_url
-from navigator.pipeline import Candidates, rank, snippet
+from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet, unlisted
 from navigator.results import Response, SearchHit, Symbol
 from semantic.fusion import ChunkMeta
-from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
+from semantic.lexical import QueryTerms, query_terms
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
 from storage.pg import (
@@ -111,9 +111,7 @@ class _HeadPaths:
     """The team store's head files as the path leg reads them (``repo/path`` keys)."""
 
     signature: tuple[int, str]
-    words: dict[str, set[str]]
-    basenames: dict[str, list[str]]
-    postings: dict[str, list[str]]
+    index: PathIndex
     files: dict[str, tuple[str, str | None]]  # repo/path -> (file key, language)
 
 
@@ -567,12 +565,9 @@ class TeamStore:
         with self._paths_lock:
             if self._paths is None or self._paths.signature != sig:
                 files = self.pg.head_files()
-                words = {f"{repo}/{path}": path_words(path) for repo, path, _, _ in files}
                 self._paths = _HeadPaths(
                     signature=sig,
-                    words=words,
-                    basenames=by_basename(list(words)),
-                    postings=by_path_word(words),
+                    index=PathIndex.of({f"{repo}/{path}": path for repo, path, _, _ in files}),
                     files={f"{repo}/{path}": (key, lang) for repo, path, key, lang in files},
                 )
             return self._paths
@@ -584,23 +579,10 @@ class TeamStore:
         few not among the other legs' chunks, the id of their first chunk in ``cand``, so a file
         found by its path alone can be listed."""
         heads = self._head_paths()
-        words = heads.words
-        if cand.wanted is not None:
-            words = {p: w for p, w in words.items() if (heads.files[p][1] or "").lower() in cand.wanted}
-        whole = cand.wanted is None
-        ranked = [
-            p
-            for p, _ in path_files(
-                words,
-                terms,
-                limit=self.config.depth,
-                basenames=heads.basenames if whole else None,
-                postings=heads.postings if whole else None,
-                config=self.config,
-            )
-        ]
-        listed = {m.path for m in cand.meta.values()}
-        missing = [p for p in ranked[:10] if p not in listed]
+        wanted = cand.wanted
+        keep = None if wanted is None else (lambda p: (heads.files[p][1] or "").lower() in wanted)
+        ranked = path_candidates(heads.index, terms, depth=self.config.depth, keep=keep, config=self.config)
+        missing = unlisted(ranked, cand.meta, config=self.config)
         reps: dict[str, int] = {}
         if missing:
             first = self.pg.first_chunks([heads.files[p][0] for p in missing])

@@ -64,6 +64,8 @@ class RankingConfig:
     """RRF weight per chunk leg, 1 when absent; the feedback leg ``prf`` counts half."""
     path_leg_weight: float = 1.0
     """RRF weight of the file-level path leg."""
+    path_listed: int = 10
+    """Files of the path leg's best that enter the ranking by their first chunk when no chunk leg found them."""
     test_penalty: float = 0.3
     """File multiplier of tests (``tests/``, ``*_test.go``, ``*.spec.ts``…) unless the query asks for them."""
     vendor_penalty: float = 0.25

@@ -9,7 +9,16 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from navigator.pipeline import Candidates, Definition, code_view, rank, snippet
+from navigator.pipeline import (
+    Candidates,
+    Definition,
+    PathIndex,
+    code_view,
+    path_candidates,
+    rank,
+    snippet,
+    unlisted,
+)
 from semantic.fusion import ChunkMeta, Ranked
 from semantic.lexical import query_terms
 from semantic.ranking import DEFAULT
@@ -118,3 +127,21 @@ def test_snippet_drops_leading_blank_lines_and_keeps_eight() -> None:
     assert snippet("\n\n  \n" + "\n".join(f"line {i}" for i in range(20))) == "\n".join(
         f"line {i}" for i in range(8)
     )
+
+
+def test_the_path_leg_reads_a_path_index_and_names_the_files_it_alone_found() -> None:
+    """One path leg for both stores: the team store keys ``repo/path`` by the path's words only
+    (its repository's name is no path word); a scope keeps only its files."""
+    index = PathIndex.of(
+        {"shop/payments/refunds/policy.py": "payments/refunds/policy.py", "shop/notes.py": "notes.py"}
+    )
+    terms = query_terms("refunds policy")
+    assert path_candidates(index, terms, depth=10) == ["shop/payments/refunds/policy.py"]
+    assert path_candidates(index, query_terms("shop"), depth=10) == []
+    assert path_candidates(index, terms, depth=10, keep=lambda p: p.endswith("notes.py")) == []
+    local = PathIndex.of(["src/refunds.py", "src/policy.py", "docs/refunds_policy.md"])
+    found = path_candidates(local, terms, depth=10)
+    assert found[0] == "docs/refunds_policy.md" and set(found) == set(local.words)
+    meta = {1: ChunkMeta(1, "src/policy.py", None, 1)}
+    assert unlisted(found, meta) == [p for p in found if p != "src/policy.py"]
+    assert unlisted(found, meta, config=dataclasses.replace(DEFAULT, path_listed=1)) == found[:1]
