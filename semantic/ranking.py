@@ -82,8 +82,6 @@ class RankingConfig:
     """File multiplier of private modules and packages (``_internal/``, ``_fields.py``)."""
     superseded_penalty: float = 0.5
     """File multiplier of a ``vN/`` file when a newer ``vM/`` sibling is among the candidates."""
-    case_aware_names: bool = True
-    """A capitalized query name (``Serialize``) does not match a name differing only in case."""
     said_parts: bool = True
     """A multi-word name matches a short query that says all its parts, stopwords included."""
     code_file_weight: float = 0.5
