@@ -133,6 +133,23 @@ class RankingConfig:
     code_kinds: tuple[str, ...] = _CODE_KINDS
     """Definition kinds the code view lists (constants and variables are read in their code)."""
 
+    def __post_init__(self) -> None:
+        """A value no ranking can use is refused, naming the field (a benchmark's typo fails at once)."""
+        positive = ("top_chunks_per_file", "depth", "long_query_words", "max_prose_words", "prose_lookups",
+                    "prose_first_count", "max_names", "prf_docs", "prf_min_docs", "prf_base", "path_listed")  # fmt: skip
+        for name in positive:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"RankingConfig.{name} must be a positive integer, got {value!r}")
+        if self.rrf_k < 0 or self.prf_terms < 0:
+            raise ValueError(
+                f"RankingConfig: rrf_k and prf_terms must be >= 0, got {self.rrf_k!r}, {self.prf_terms!r}"
+            )
+        if self.match_postings is not None and self.match_postings < 1:
+            raise ValueError(
+                f"RankingConfig.match_postings must be None or positive, got {self.match_postings!r}"
+            )
+
 
 DEFAULT = RankingConfig()
 """The shipped ranking."""

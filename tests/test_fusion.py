@@ -165,3 +165,11 @@ def test_ranking_settings_are_a_value_passed_in_not_a_module_global() -> None:
     assert DEFAULT.test_penalty == 0.3
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT.test_penalty = 1.0  # type: ignore[misc]  # the point: it is frozen
+
+
+@pytest.mark.parametrize(("field", "value"), [("depth", 0), ("top_chunks_per_file", 2.5), ("rrf_k", -1), ("match_postings", 0)])
+def test_a_ranking_config_no_ranking_can_use_is_refused_by_name(field: str, value: object) -> None:
+    import dataclasses
+
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(DEFAULT, **{field: value})
