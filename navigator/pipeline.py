@@ -8,7 +8,7 @@ A search runs in three steps; only the first touches a store:
    (:func:`path_candidates` over the store's :class:`PathIndex`, then :func:`unlisted` names the files
    it alone found, which the adapter lists by a representative chunk).
 2. **Ranking** (:func:`rank`): an optional feedback step (the best few of a first fusion seed one
-   more leg, which the adapter runs), then :func:`semantic.fusion.fuse` in the asked view, all
+   more leg: :func:`feedback_words` picks the words, the adapter runs the leg), then :func:`semantic.fusion.fuse` in the asked view, all
    under one :class:`semantic.ranking.RankingConfig`.
 3. **View.** The files view lists the fused chunks (:func:`chunk_hit`); the code view
    (:func:`code_view`) turns ranked chunks into ranked definitions from the definitions the
@@ -19,14 +19,15 @@ Nothing here does I/O: every function is over plain values and callables the ada
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from navigator.results import SearchHit
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
-from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, stem
+from semantic.lexical import STOPWORDS, QueryTerms, by_basename, by_path_word, path_files, path_words, stem
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -40,6 +41,7 @@ __all__ = [
     "chunk_hit",
     "code_view",
     "code_view_depth",
+    "feedback_words",
     "path_candidates",
     "rank",
     "snippet",
@@ -142,6 +144,53 @@ def unlisted(
 Feedback = Callable[[Sequence[int]], tuple[list[int], Mapping[int, ChunkMeta]]]
 """The feedback leg: given the first fusion's best chunk ids, the ``prf`` leg's ids, best first,
 and the meta of those not among the candidates yet."""
+
+
+# The feedback leg ``prf`` (``RankingConfig.prf_terms`` and the ``prf_*`` settings):
+# pseudo-relevance feedback. The words most shared by the first ranking's best ``prf_docs``
+# chunks (in at least ``prf_min_docs`` of them, not the query's, weighted by their rarity in the
+# index) join the query's words in one more BM25 leg, ``prf``, fused at ``leg_weights["prf"]``
+# (0.5). Short queries only; ``prf_terms=0`` turns it off. It finds the code that shares the best
+# hits' vocabulary without the query's words: measured on development data, then once on both
+# check sets (bench/README.md, "pseudo-relevance feedback"): issue localization file Acc@5 +0.024
+# [+0.006, +0.048] on 166 development instances, semble's benchmark unchanged.
+_PRF_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+
+
+def feedback_words(
+    docs: Iterable[tuple[str | None, str | None]],
+    terms: QueryTerms,
+    doc_freqs_of: Callable[[list[str], int], dict[str, int]],
+    chunk_count: Callable[[], int],
+    *,
+    config: RankingConfig = DEFAULT,
+) -> list[str]:
+    """The words a ``prf`` leg adds to the query (``config.prf_terms`` of them), best first: words
+    of the first ranking's best chunks (``docs``: their (symbol, text)) present in at least
+    ``config.prf_min_docs`` of them, neither asked by the query nor stopwords, weighted by
+    count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
+    ``config.prf_max_df`` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
+    up to ``cap + 1`` (the local index: FTS5)."""
+    counts: dict[str, int] = {}
+    n_docs = 0
+    for sym, text in docs:
+        n_docs += 1
+        for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
+            counts[w] = counts.get(w, 0) + 1
+    if n_docs < config.prf_min_docs or not config.prf_terms:
+        return []
+    asked = terms.stems | terms.said  # every spelling of every word the query says
+    shared = sorted(
+        (w for w, c in counts.items() if c >= config.prf_min_docs and w not in asked and w not in STOPWORDS),
+        key=lambda w: (-counts[w], w),
+    )[: 4 * config.prf_terms]
+    if not shared:
+        return []
+    n = max(1, chunk_count())
+    cap = max(1, int(config.prf_max_df * n))
+    df = doc_freqs_of(shared, cap)
+    weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
+    return sorted(weight, key=lambda w: (-weight[w], w))[: config.prf_terms]
 
 
 def rank(

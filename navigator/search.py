@@ -22,11 +22,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from navigator.pipeline import (
     chunk_hit,
     code_view,
     code_view_depth,
+    feedback_words,
     path_candidates,
     rank,
     unlisted,
@@ -50,7 +50,6 @@ from navigator.results import Response, SearchHit
 from semantic.embed import Embedder, embedding_text, load_embedder
 from semantic.fusion import ChunkMeta, Ranked
 from semantic.lexical import (
-    STOPWORDS,
     QueryTerms,
     _filter_sql,
     bm25_chunks,
@@ -68,57 +67,12 @@ from storage.tokens import fts_query
 log = logging.getLogger(__name__)
 
 __all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key", "feedback_words"]
+# ``feedback_words`` and ``VIEWS`` live in navigator.pipeline (the pipeline's pure core); named here too.
 
 LEGS = ("bm25", "vector", "symbols", "path")
 
-# The feedback leg ``prf`` (``RankingConfig.prf_terms`` and the ``prf_*`` settings):
-# pseudo-relevance feedback. The words most shared by the first ranking's best ``prf_docs``
-# chunks (in at least ``prf_min_docs`` of them, not the query's, weighted by their rarity in the
-# index) join the query's words in one more BM25 leg, ``prf``, fused at ``leg_weights["prf"]``
-# (0.5). Short queries only; ``prf_terms=0`` turns it off. It finds the code that shares the best
-# hits' vocabulary without the query's words: measured on development data, then once on both
-# check sets (bench/README.md, "pseudo-relevance feedback"): issue localization file Acc@5 +0.024
-# [+0.006, +0.048] on 166 development instances, semble's benchmark unchanged.
-_PRF_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
-
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
-
-
-def feedback_words(
-    docs: Iterable[tuple[str | None, str | None]],
-    terms: QueryTerms,
-    doc_freqs_of: Callable[[list[str], int], dict[str, int]],
-    chunk_count: Callable[[], int],
-    *,
-    config: RankingConfig = DEFAULT,
-) -> list[str]:
-    """The words a ``prf`` leg adds to the query (``config.prf_terms`` of them), best first: words
-    of the first ranking's best chunks (``docs``: their (symbol, text)) present in at least
-    ``config.prf_min_docs`` of them, neither asked by the query nor stopwords, weighted by
-    count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
-    ``config.prf_max_df`` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
-    up to ``cap + 1`` (the local index: FTS5)."""
-    counts: dict[str, int] = {}
-    n_docs = 0
-    for sym, text in docs:
-        n_docs += 1
-        for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
-            counts[w] = counts.get(w, 0) + 1
-    if n_docs < config.prf_min_docs or not config.prf_terms:
-        return []
-    asked = terms.stems | terms.said  # every spelling of every word the query says
-    shared = sorted(
-        (w for w, c in counts.items() if c >= config.prf_min_docs and w not in asked and w not in STOPWORDS),
-        key=lambda w: (-counts[w], w),
-    )[: 4 * config.prf_terms]
-    if not shared:
-        return []
-    n = max(1, chunk_count())
-    cap = max(1, int(config.prf_max_df * n))
-    df = doc_freqs_of(shared, cap)
-    weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
-    return sorted(weight, key=lambda w: (-weight[w], w))[: config.prf_terms]
 
 
 def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:

@@ -14,6 +14,7 @@ from navigator.pipeline import (
     Definition,
     PathIndex,
     code_view,
+    feedback_words,
     path_candidates,
     rank,
     snippet,
@@ -145,3 +146,31 @@ def test_the_path_leg_reads_a_path_index_and_names_the_files_it_alone_found() ->
     meta = {1: ChunkMeta(1, "src/policy.py", None, 1)}
     assert unlisted(found, meta) == [p for p in found if p != "src/policy.py"]
     assert unlisted(found, meta, config=dataclasses.replace(DEFAULT, path_listed=1)) == found[:1]
+
+
+def test_feedback_words_are_the_best_chunks_shared_rare_words_not_the_querys() -> None:
+    docs = [
+        ("retry_erp_call", "retry the erp call with backoff_gateway until the gateway answers"),
+        ("erp_call_deadline", "how long one erp call may take before the gateway gives up backoff_gateway"),
+        ("palette", "red green"),
+    ]
+    counts = {"gateway": 3, "backoff": 2}
+    asked: list[tuple[list[str], int]] = []
+
+    def doc_freqs(words: list[str], cap: int) -> dict[str, int]:
+        asked.append((words, cap))
+        return {w: counts.get(w, 0) for w in words}
+
+    picked = feedback_words(docs, query_terms("ERP call"), doc_freqs, lambda: 100)
+    assert picked == ["backoff", "gateway"]  # in both of the first two, rarest first; "erp", "call" asked
+    assert asked[0][1] == int(DEFAULT.prf_max_df * 100)
+    assert feedback_words(
+        docs,
+        query_terms("ERP call"),
+        doc_freqs,
+        lambda: 100,
+        config=dataclasses.replace(DEFAULT, prf_terms=1),
+    ) == ["backoff"]
+    assert (
+        feedback_words(docs[:1], query_terms("ERP call"), doc_freqs, lambda: 100) == []
+    )  # fewer than prf_min_docs
