@@ -27,6 +27,7 @@ import loc_bench as lb  # noqa: E402
 
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic import fusion, lexical  # noqa: E402
+from storage.query import IndexQueries  # noqa: E402
 
 TOKENIZER = "porter unicode61 tokenchars '_'"
 
@@ -50,8 +51,8 @@ def file_documents(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, dict[i
     return db, ids
 
 
-def file_search(db: sqlite3.Connection, ids: dict[int, str], conn: sqlite3.Connection, q: str, k: int = 50) -> list[str]:
-    match = lexical._content_query(lexical.cap_terms(conn, lexical.query_terms(q)))
+def file_search(db: sqlite3.Connection, ids: dict[int, str], store: IndexQueries, q: str, k: int = 50) -> list[str]:
+    match = lexical._content_query(lexical.cap_terms(store, lexical.query_terms(q)))
     if not match:
         return []
     try:
@@ -79,7 +80,7 @@ def collect(split: str) -> list[dict[str, Any]]:
                 "id": inst["id"],
                 "gold": inst["gold_files"],
                 "nav": list(dict.fromkeys(h.path for h in resp.items)),
-                "filedoc": file_search(db, ids, store.conn, inst["query"]),
+                "filedoc": file_search(db, ids, store, inst["query"]),
             }
         )
         db.close()

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,7 +52,6 @@ from semantic.embed import Embedder, embedding_text, load_embedder
 from semantic.fusion import ChunkMeta, Ranked
 from semantic.lexical import (
     QueryTerms,
-    _filter_sql,
     bm25_chunks,
     cap_terms,
     doc_freqs,
@@ -62,6 +62,8 @@ from semantic.lexical import (
 from semantic.ranking import DEFAULT, RankingConfig
 from semantic.vectors import VectorIndex
 from storage.db import Store
+from storage.errors import IndexDamagedError, IndexIOError, StorageError
+from storage.query import Scope
 from storage.tokens import fts_query
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,26 @@ LEGS = ("bm25", "vector", "symbols", "path")
 
 SyncProgress = Callable[[int, int], None]
 """Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
+
+
+_T = TypeVar("_T")
+
+
+def _leg_or_problem(leg: str, run: Callable[[], _T], empty: _T, problems: list[str] | None) -> _T:
+    """A lexical leg's answer; the index failing under it (locked, a table missing), ``empty``
+    with why appended to ``problems``: a failed leg makes the answer incomplete, never silently
+    empty and complete. Damage and I/O errors go up, for the Navigator reopens or rebuilds the
+    index and asks again; so does any error when the caller keeps no ``problems``."""
+    try:
+        return run()
+    except (IndexDamagedError, IndexIOError):
+        raise
+    except StorageError as exc:
+        if problems is None:
+            raise
+        log.warning("%s leg failed: %s", leg, exc)
+        problems.append(f"{leg} leg unavailable: {exc}")
+        return empty
 
 
 def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:
@@ -203,10 +225,8 @@ class SemanticSearch:
                 model_id = self.embedder.model_id  # known without loading the model
                 loaded = self._load_file(model_id)
                 if loaded is None:
-                    row = self.store.conn.execute(
-                        "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model_id,)
-                    ).fetchone()
-                    loaded = VectorIndex(int(row[0]), model_id) if row is not None else None
+                    dim = self.store.vector_dim(model_id)
+                    loaded = VectorIndex(dim, model_id) if dim is not None else None
                 self._shared.index = loaded
             return self._shared.index
 
@@ -229,16 +249,10 @@ class SemanticSearch:
 
     def _signature(self) -> tuple[object, ...]:
         """Cheap fingerprint of the chunks table: any index run that changes a file changes it."""
-        c = self.store.conn
-        chunks = c.execute("SELECT count(*), max(id), total(id) FROM chunks").fetchone()
-        files = c.execute("SELECT count(*), max(indexed_at) FROM files").fetchone()
-        return (*chunks, *files)
+        return tuple(self.store.index_signature())
 
     def _chunk_keys(self) -> dict[int, str]:
-        rows = self.store.conn.execute(
-            "SELECT c.id, c.hash, f.path, c.symbol, c.signature FROM chunks c JOIN files f ON f.id = c.file_id"
-        )
-        return {int(r[0]): embed_key(r[1], r[2], r[3], r[4]) for r in rows}
+        return {k.id: embed_key(k.hash, k.path, k.symbol, k.signature) for k in self.store.chunk_keys()}
 
     def vector_coverage(self) -> tuple[int, int]:
         """(chunks with a current vector, chunks), without embedding or loading the model."""
@@ -372,18 +386,12 @@ class SemanticSearch:
         dim = index.dim
         for start in range(0, len(keys), 500):
             part = keys[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self.store.conn.execute(
-                f"SELECT hash, dim, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
-                (model_id, *part),
-            ).fetchall()
             ids: list[int] = []
             hashes: list[str] = []
             vecs: list[np.ndarray] = []
-            for h, d, blob in rows:
-                if int(d) != dim:
+            for h, v in self.store.fetch_vectors(model_id, part).items():
+                if int(v.shape[0]) != dim:
                     continue
-                v = np.frombuffer(blob, dtype=np.float32)
                 for cid in by_key[h]:
                     ids.append(cid)
                     hashes.append(h)
@@ -420,18 +428,13 @@ class SemanticSearch:
         SQLite and adding it to the shared index under the lock."""
         total = len(items)
         done = 0
-        conn = self.store.conn
         emb = self.embedder
         for start in range(0, total, batch_size):
             if budget_s is not None and start > 0 and time.perf_counter() - t0 > budget_s:
                 break
             batch = items[start : start + batch_size]
             vecs = emb.embed_documents([t for _, t in batch])
-            with self.store.transaction():
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES (?,?,?,?)",
-                    ((model_id, k, int(vecs.shape[1]), vecs[j].tobytes()) for j, (k, _) in enumerate(batch)),
-                )
+            self.store.push_vectors(model_id, {k: vecs[j] for j, (k, _) in enumerate(batch)})
             ids: list[int] = []
             hashes: list[str] = []
             rows_v: list[np.ndarray] = []
@@ -451,19 +454,15 @@ class SemanticSearch:
 
     def _path_index(self) -> PathIndex:
         """The indexed files as the path leg reads them, read again when a file changes."""
-        sig = self.store.conn.execute("SELECT count(*), coalesce(max(indexed_at), 0) FROM files").fetchone()
-        key = (int(sig[0]), float(sig[1]))
+        key = self.store.files_signature()
         if self._path_cache is None or self._path_cache[0] != key:
-            paths = [str(r[0]) for r in self.store.conn.execute("SELECT path FROM files")]
-            self._path_cache = (key, PathIndex.of(paths))
+            self._path_cache = (key, PathIndex.of(self.store.file_paths()))
         return self._path_cache[1]
 
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
             return None
-        cond, params = _filter_sql(paths, languages)
-        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE 1=1 {cond}"
-        return [int(r[0]) for r in self.store.conn.execute(sql, params)]
+        return self.store.chunk_ids(Scope.of(paths, languages))
 
     def legs(
         self,
@@ -478,33 +477,39 @@ class SemanticSearch:
     ) -> tuple[dict[str, list[int]], list[str]]:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
-        A model that cannot encode the query drops the vector leg and appends why to ``problems``.
+        A model that cannot encode the query drops the vector leg and appends why to ``problems``;
+        so does the index failing under a lexical leg (see :func:`_leg_or_problem`).
         ``bm25_scores``, when given, receives the BM25 scores of the best ``config.prf_base`` chunks
         (the feedback leg adds to them)."""
-        conn = self.store.conn
+        store = self.store
         cfg = self.config
         depth = max(self.depth, depth or 0)
         files = self._path_index()
         named = named_files(list(files.words), terms.paths, index=files.basenames) if terms.paths else []
         limit = depth if bm25_scores is None else max(depth, cfg.prf_base)
-        bm25 = bm25_chunks(conn, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights)
+        bm25: list[tuple[int, float]] = _leg_or_problem(
+            "bm25",
+            lambda: bm25_chunks(store, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights),
+            [],
+            problems,
+        )
         if bm25_scores is not None:
             bm25_scores.update(bm25)
-        out: dict[str, list[int]] = {
-            "bm25": [i for i, _ in bm25[:depth]],
-            "symbols": [
-                i
-                for i, _ in symbol_chunks(
-                    conn,
-                    terms,
-                    limit=depth,
-                    paths=paths,
-                    languages=languages,
-                    named=named,
-                    skip_kinds=cfg.word_skip_kinds,
-                )
-            ],
-        }
+        symbols: list[tuple[int, float]] = _leg_or_problem(
+            "symbols",
+            lambda: symbol_chunks(
+                store,
+                terms,
+                limit=depth,
+                paths=paths,
+                languages=languages,
+                named=named,
+                skip_kinds=cfg.word_skip_kinds,
+            ),
+            [],
+            problems,
+        )
+        out: dict[str, list[int]] = {"bm25": [i for i, _ in bm25[:depth]], "symbols": [i for i, _ in symbols]}
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -518,14 +523,7 @@ class SemanticSearch:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
         keep = None
         if paths or languages:
-            allowed_files = {
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT f.path FROM files f WHERE 1=1 " + _filter_sql(paths, languages)[0],
-                    _filter_sql(paths, languages)[1],
-                )
-            }
-            keep = allowed_files.__contains__
+            keep = set(store.file_paths(Scope.of(paths, languages))).__contains__
         return out, path_candidates(files, terms, depth=depth, keep=keep, config=cfg)
 
     def _feedback_leg(
@@ -544,13 +542,12 @@ class SemanticSearch:
         cfg = self.config
         if len(top) < cfg.prf_min_docs:
             return []
-        conn = self.store.conn
-        marks = ",".join("?" * len(top))
-        docs = conn.execute(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(top)).fetchall()
+        store = self.store
+        docs = store.chunk_words(list(top))
         picked = feedback_words(
             docs,
             terms,
-            lambda words, cap: doc_freqs(conn, words, cap=cap, config=cfg),
+            lambda words, cap: doc_freqs(store, words, cap=cap, config=cfg),
             self._chunk_count,
             config=cfg,
         )
@@ -559,41 +556,20 @@ class SemanticSearch:
         shared_only = dataclasses.replace(terms, match=fts_query(" ".join(picked)))
         total = dict(bm25_scores)
         extra = bm25_chunks(
-            conn, shared_only, limit=cfg.prf_base, paths=paths, languages=languages, weights=cfg.bm25_weights
+            store, shared_only, limit=cfg.prf_base, paths=paths, languages=languages, weights=cfg.bm25_weights
         )
         for cid, score in extra:
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
 
     def _chunk_count(self) -> int:
-        row = self.store.conn.execute("SELECT count(*) FROM chunks").fetchone()
-        return int(row[0]) if row else 0
+        return self.store.chunk_count()
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
-        out: dict[int, ChunkMeta] = {}
-        ids = list(ids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for cid, path, sym, sl in self.store.conn.execute(
-                f"SELECT c.id, f.path, c.symbol, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
-                f"WHERE c.id IN ({marks})",
-                part,
-            ):
-                out[int(cid)] = ChunkMeta(int(cid), str(path), sym, int(sl))
-        return out
+        return {i: ChunkMeta(p.id, p.path, p.symbol, p.start_line) for i, p in self.store.chunk_places(ids).items()}
 
     def _first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for p in paths:
-            r = self.store.conn.execute(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ? "
-                "ORDER BY c.start_line LIMIT 1",
-                (p,),
-            ).fetchone()
-            if r is not None:
-                out[p] = int(r[0])
-        return out
+        return self.store.first_chunks(paths)
 
     def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         rows = self.store.chunks_by_ids([r.id for r in ranked])
@@ -603,7 +579,6 @@ class SemanticSearch:
         """The code view (:func:`navigator.pipeline.code_view`) of the ranked chunks, with the
         definitions of ``config.code_kinds`` that overlap each of the best."""
         code_kinds = self.config.code_kinds
-        kinds = ",".join("?" * len(code_kinds))
         top = ranked[: code_view_depth(k)]
         read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = []
         for start in range(0, len(top), 50):
@@ -613,13 +588,10 @@ class SemanticSearch:
                 row = rows.get(r.id)
                 if row is None:
                     continue
-                defs = self.store.conn.execute(
-                    f"SELECT s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
-                    f"JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.kind IN ({kinds}) "
-                    "AND s.end_line >= ? AND s.start_line <= ? ORDER BY s.start_line",
-                    (row.path, *code_kinds, row.start_line, row.end_line),
-                ).fetchall()
-                read.append((r, row, [(d[0], int(d[1]), int(d[2]), d[3]) for d in defs]))
+                defs = self.store.definitions_in(
+                    row.path, kinds=code_kinds, start_line=row.start_line, end_line=row.end_line
+                )
+                read.append((r, row, list(defs)))
         return code_view(read, terms, k, config=self.config)
 
     def search(
@@ -671,8 +643,11 @@ class SemanticSearch:
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
         cfg = self.config
-        terms = cap_terms(self.store.conn, query_terms(text, config=cfg), config=cfg)
         problems: list[str] = []
+        plain = query_terms(text, config=cfg)
+        terms = _leg_or_problem(
+            "long-query word weights", lambda: cap_terms(self.store, plain, config=cfg), plain, problems
+        )
         feedback = bool(cfg.prf_terms) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
         chunk_legs, path_leg = self.legs(
@@ -700,10 +675,18 @@ class SemanticSearch:
             scores = bm25_scores
 
             def prf(best: Sequence[int]) -> tuple[list[int], dict[int, ChunkMeta]]:
-                ids = self._feedback_leg(terms, best, scores, max(self.depth, k), paths, languages)
+                ids: list[int] = _leg_or_problem(
+                    "prf",
+                    lambda: self._feedback_leg(terms, best, scores, max(self.depth, k), paths, languages),
+                    [],
+                    problems,
+                )
                 return ids, self._meta([i for i in ids if i not in cands.meta])
 
         ranked = rank(cands, terms, k=k, view=view, config=cfg, feedback=prf)
+        if problems:  # the feedback leg's, when the index failed under it
+            notes.extend(p for p in problems if p not in notes)
+            complete, reason = False, "; ".join(problems)
         hits = self._code_hits(ranked, terms, k) if view == "code" else self._chunk_hits(ranked)
         if len(hits) < k:
             notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")

@@ -7,7 +7,8 @@
   (``symbols_fts``), each symbol mapped to the chunk holding its definition.
 - :func:`path_files`: files whose path words match the query, weighted by rarity.
 
-The query analysis (:func:`query_terms`) is pure; the legs only run SQL.
+The query analysis (:func:`query_terms`) is pure; the legs ask the index through its query seam
+(:class:`storage.query.IndexQueries`), never in SQL.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from semantic.ranking import DEFAULT, RankingConfig
+from storage.query import FtsTable, IndexQueries, Scope
 from storage.tokens import fts_clause, fts_clauses, fts_query, split_identifier
 
 __all__ = [
@@ -398,56 +399,28 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     )
 
 
-_FTS_TABLES = frozenset({"chunks_fts", "symbols_fts"})
-
-
 def doc_freqs(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     words: Sequence[str],
     *,
     cap: int,
-    table: str = "chunks_fts",
+    table: FtsTable = "chunks",
     config: RankingConfig = DEFAULT,
 ) -> dict[str, int]:
-    """How many rows of ``table`` (``chunks_fts`` or ``symbols_fts``) hold each word, as the
-    index tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
+    """How many rows of ``table`` (chunks or symbol names) hold each word, as the index
+    tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
     ``cap + 1``.
 
     Counted through FTS5 MATCH, which applies the index's own tokenizer (porter: ``templates``
     counts the chunks holding ``template``), each count stopping at ``cap + 1``. Without
-    ``config.df_by_match``, the first round's lookup of the unstemmed word in ``fts5vocab``
+    ``config.df_by_match``, the first round's lookup of the unstemmed word in the vocabulary
     (every word whose stem differs read as absent; kept for comparison in bench/)."""
-    if table not in _FTS_TABLES:
-        raise ValueError(f"table must be one of {sorted(_FTS_TABLES)}, got {table!r}")
-    out: dict[str, int] = {}
-    if not config.df_by_match and table == "chunks_fts":
-        return _vocab_freqs(conn, words)
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)"
-    for w in words:
-        if w in out or not w:
-            continue
-        try:
-            row = conn.execute(sql, ('"' + w.replace('"', '""') + '"', cap + 1)).fetchone()
-        except sqlite3.OperationalError:  # a word the tokenizer leaves nothing of
-            row = None
-        out[w] = int(row[0]) if row is not None else 0
-    return out
+    if not config.df_by_match and table == "chunks":
+        return store.vocab_doc_freqs(words)
+    return store.table_doc_freqs(words, cap=cap, table=table)
 
 
-def _vocab_freqs(conn: sqlite3.Connection, words: Sequence[str]) -> dict[str, int]:
-    """The first round's lookup (``RankingConfig.df_by_match`` off), for comparison in bench/."""
-    lookups = list(dict.fromkeys(words))
-    df: dict[str, int] = {}
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')")
-    for start in range(0, len(lookups), 500):
-        part = lookups[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for term, doc in conn.execute(f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part):
-            df[str(term)] = int(doc)
-    return df
-
-
-def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> QueryTerms:
+def cap_terms(store: IndexQueries, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     """A long query's prose, weighed as prose: keep the ``config.max_prose_words`` rarest words
     that occur in the index (document frequency from FTS5) in at most ``config.max_prose_df`` of
     the chunks, drop the rest; then choose the BM25 MATCH terms under a postings budget
@@ -466,8 +439,7 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, config: RankingCon
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
     # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
     # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
-    count = "SELECT count(*) FROM chunks" if config.df_by_match else "SELECT max(rowid) FROM chunks_fts"
-    chunks = int(conn.execute(count).fetchone()[0] or 0)
+    chunks = store.chunk_count() if config.df_by_match else store.chunk_id_high()
     common = max(1, int(config.max_prose_df * chunks))
     # Prose words are counted only as far as the prose rule needs, the names' words as far as
     # theirs. Only the ``max_words`` rarest prose words matter: counted first up to a small
@@ -476,12 +448,12 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, config: RankingCon
     df: dict[str, int] = {}
     if config.df_by_match:
         low = min(common, config.prose_first_count)
-        df = doc_freqs(conn, prose, cap=low, config=config)
+        df = doc_freqs(store, prose, cap=low, config=config)
         if low < common and sum(1 for w in prose if 0 < df[w] <= low) < max_words:
-            df.update(doc_freqs(conn, [w for w in prose if df[w] > low], cap=common, config=config))
+            df.update(doc_freqs(store, [w for w in prose if df[w] > low], cap=common, config=config))
     df.update(
         doc_freqs(
-            conn,
+            store,
             list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)),
             cap=3 * common,
             config=config,
@@ -508,14 +480,18 @@ def cap_terms(conn: sqlite3.Connection, terms: QueryTerms, *, config: RankingCon
         return capped
     clauses = fts_clauses(_match_text(capped))
     needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
-    df.update(doc_freqs(conn, needed, cap=3 * common, config=config))
+    df.update(doc_freqs(store, needed, cap=3 * common, config=config))
     match = budgeted_match(clauses, df, budget=budget, most=3 * common)
     # The symbol leg's BM25 over names: the same rule, with the names' own frequencies.
-    symbols = int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0] or 0)
+    symbols = store.symbol_count()
     most = max(1, int(3 * config.max_prose_df * symbols))
     name_clauses = fts_clauses(" ".join(words))
     sdf = doc_freqs(
-        conn, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, budget), table="symbols_fts", config=config
+        store,
+        list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))),
+        cap=min(most, budget),
+        table="symbols",
+        config=config,
     )
     name_match = budgeted_match(name_clauses, sdf, budget=budget, most=most)
     return dataclasses.replace(capped, match=match, name_match=name_match)
@@ -570,33 +546,10 @@ def _content_query(terms: QueryTerms) -> str:
     return fts_query(_match_text(terms))
 
 
-def _filter_sql(paths: Sequence[str] | None, languages: Sequence[str] | None) -> tuple[str, list[object]]:
-    """SQL conditions on ``f`` (files) for path prefixes / globs and languages."""
-    where: list[str] = []
-    params: list[object] = []
-    if paths:
-        ors = []
-        for p in paths:
-            if any(ch in p for ch in "*?["):
-                ors.append("f.path GLOB ?")
-                params.append(p)
-            else:
-                p = p.strip("/")
-                ors.append("(f.path = ? OR f.path LIKE ? ESCAPE '\\')")
-                params.extend([p, _like_escape(p) + "/%"])
-        where.append("(" + " OR ".join(ors) + ")")
-    if languages:
-        where.append("f.language IN (" + ",".join("?" * len(languages)) + ")")
-        params.extend(languages)
-    return (" AND " + " AND ".join(where)) if where else "", params
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def bm25_chunks(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     terms: QueryTerms,
     *,
     limit: int = 50,
@@ -609,36 +562,12 @@ def bm25_chunks(
     match = _content_query(terms)
     if not match:
         return []
-    cond, params = _filter_sql(paths, languages)
-    w = ", ".join(str(float(x)) for x in weights)
-    if cond:
-        sql = (
-            f"SELECT chunks_fts.rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE chunks_fts MATCH ? {cond} ORDER BY s LIMIT ?"
-        )
-    else:
-        sql = f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
-    try:
-        rows = conn.execute(sql, (match, *params, limit)).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    return [(int(r[0]), -float(r[1])) for r in rows]
-
-
-def _word_kinds_sql(skip: Sequence[str]) -> str:
-    """The symbols leg's word match leaves out these kinds (``RankingConfig.word_skip_kinds``): a
-    data member (`Money.cents`, a record component, a Rust struct field) rarely holds the
-    behaviour a prose query asks for, and short member names (`name`, `value`, `type`) would
-    crowd the leg. Measured when Java, Kotlin, Scala and Rust gained field symbols: semble's Rust
-    development repositories −0.010 [−0.017, −0.005] NDCG@10 with fields in the word match,
-    −0.003 [−0.009, 0] without (bench/README.md "Definitions for Ruby, Java, Kotlin, Scala and Rust")."""
-    kinds = [k for k in skip if k.isidentifier()]
-    return f"AND s.kind NOT IN ({', '.join(repr(k) for k in kinds)})" if kinds else ""
+    found = store.bm25_chunks(match, weights=weights, scope=Scope.of(paths, languages), limit=limit)
+    return [(c.chunk_id, c.score) for c in found]
 
 
 def symbol_chunks(
-    conn: sqlite3.Connection,
+    store: IndexQueries,
     terms: QueryTerms,
     *,
     limit: int = 50,
@@ -652,26 +581,21 @@ def symbol_chunks(
     Exact name matches of identifiers in the query come first — a qualified name matched
     whole, or a name defined in a file the query names (a traceback frame), before a bare
     name; then in the order the query names them, rarer names first — then symbols ranked
-    by BM25 over their split qualified names.
+    by BM25 over their split qualified names, none of ``skip_kinds``
+    (``RankingConfig.word_skip_kinds``: a data member, `Money.cents`, rarely holds the behaviour
+    a prose query asks for, and short member names would crowd the leg; measured when Java,
+    Kotlin, Scala and Rust gained field symbols: semble's Rust development repositories −0.010
+    [−0.017, −0.005] NDCG@10 with fields in the word match, −0.003 [−0.009, 0] without).
     """
-    cond, params = _filter_sql(paths, languages)
-    chunk_of = (
-        "(SELECT c.id FROM chunks c WHERE c.file_id = s.file_id AND c.start_line <= s.name_line "
-        "AND c.end_line >= s.name_line ORDER BY (c.end_line - c.start_line) LIMIT 1)"
-    )
+    scope = Scope.of(paths, languages)
     out: dict[int, float] = {}
     idents = list(terms.identifiers)
     names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in idents))
     if names:
-        marks = ",".join("?" * len(names))
-        sql = (
-            f"SELECT {chunk_of}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE s.name IN ({marks}) {cond} LIMIT ?"
-        )
-        rows = conn.execute(sql, (*names, *params, limit * 20)).fetchall()
+        rows = store.symbols_named(names, scope=scope, limit=limit * 20)
         per_name: dict[str, int] = {}
-        for _cid, name, _qn, _path in rows:
-            per_name[name] = per_name.get(name, 0) + 1
+        for row in rows:
+            per_name[row.name] = per_name.get(row.name, 0) + 1
         named_set = set(named)
 
         def strength(name: str, qualified: str, path: str) -> tuple[int, int, int]:
@@ -691,7 +615,7 @@ def symbol_chunks(
             return (*best, per_name[name])
 
         ranked = sorted(
-            ((int(cid), strength(str(name), str(qn), str(path))) for cid, name, qn, path in rows if cid is not None),
+            ((cid, strength(name, qn, path)) for cid, name, qn, path in rows if cid is not None),
             key=lambda kv: kv[1],
         )
         for rank, (cid, _key) in enumerate(ranked):
@@ -701,27 +625,13 @@ def symbol_chunks(
                 break
     match = terms.name_match if terms.name_match is not None else fts_query(" ".join(terms.words))
     if match and len(out) < limit:
-        if terms.name_match is not None and not cond:
-            # A long query matches thousands of names: find each one's chunk for the best
-            # only (SQLite ran the chunk look-up for every matched row before sorting).
-            sql = (
-                f"SELECT {chunk_of}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
-                f"WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id "
-                f"WHERE 1 {_word_kinds_sql(skip_kinds)} ORDER BY t.b"
-            )
-        else:
-            sql = (
-                f"SELECT {chunk_of}, bm25(symbols_fts) AS b FROM symbols_fts "
-                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-                f"WHERE symbols_fts MATCH ? {cond} {_word_kinds_sql(skip_kinds)} ORDER BY b LIMIT ?"
-            )
-        try:
-            rows = conn.execute(sql, (match, *params, limit * 2)).fetchall()
-        except sqlite3.OperationalError:
-            rows = []
-        for cid, b in rows:
-            if cid is not None and int(cid) not in out:
-                out[int(cid)] = -float(b)
+        # A long query's budgeted MATCH finds each name's chunk for the best names only.
+        found = store.symbol_bm25_chunks(
+            match, scope=scope, skip_kinds=skip_kinds, limit=limit * 2, rank_first=terms.name_match is not None
+        )
+        for chunk, score in found:
+            if chunk is not None and chunk not in out:
+                out[chunk] = score
             if len(out) >= limit:
                 break
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from storage.query import (
     DefinitionSpan,
     FileContent,
     FtsTable,
+    IndexQueries,
     IndexSignature,
     NameMatch,
     NameScore,
@@ -518,3 +520,9 @@ class FakeIndex:
         for k, v in vectors.items():
             self._vectors[(model, k)] = np.ascontiguousarray(v, dtype=np.float32).copy()
         return len(vectors)
+
+
+if TYPE_CHECKING:  # the fake answers the whole query seam, as the index does
+
+    def _conforms(fake: FakeIndex) -> IndexQueries:
+        return fake

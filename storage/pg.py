@@ -33,10 +33,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,7 @@ from storage.errors import (
     UsageError,
 )
 from storage.model import SymbolDef
+from storage.query import TextStats, VectorCache
 from storage.redact import redact, redact_url
 from storage.tokens import index_text
 
@@ -496,7 +497,7 @@ class PgStore:
             raise self._error(exc, "fetching vectors") from None
         return out
 
-    def push_vectors(self, model: str, vectors: dict[str, Vectors]) -> int:
+    def push_vectors(self, model: str, vectors: Mapping[str, Vectors]) -> int:
         """Store vectors the store lacks (content-addressed: existing ones are kept). Returns
         how many rows were new."""
         if not vectors:
@@ -506,7 +507,7 @@ class PgStore:
             return self._insert_vectors(cur, model, vectors)
 
     @staticmethod
-    def _check_dim(vectors: dict[str, Vectors]) -> None:
+    def _check_dim(vectors: Mapping[str, Vectors]) -> None:
         dims = {int(v.shape[-1]) for v in vectors.values()}
         if dims - {DIM}:
             raise StoreError(
@@ -514,7 +515,7 @@ class PgStore:
                 "use all-MiniLM-L6-v2 (the default) or another 384-dimension model"
             )
 
-    def _insert_vectors(self, cur: Any, model: str, vectors: dict[str, Vectors]) -> int:
+    def _insert_vectors(self, cur: Any, model: str, vectors: Mapping[str, Vectors]) -> int:
         cur.execute("CREATE TEMP TABLE IF NOT EXISTS s_emb (chunk text, embedding text) ON COMMIT DROP")
         with cur.copy("COPY s_emb (chunk, embedding) FROM STDIN") as cp:
             for key in sorted(vectors):
@@ -953,3 +954,9 @@ class PgStore:
                 cur.execute(f"SELECT count(*) FROM {table}")
                 out[f"rows:{table}"] = int(cur.fetchone()[0])
         return out
+
+
+if TYPE_CHECKING:  # the team store answers the parts of the query seam that apply to it
+
+    def _conforms(pg: PgStore) -> tuple[VectorCache, TextStats]:
+        return pg, pg

@@ -116,7 +116,7 @@ def test_a_pasted_issue_ranks_what_its_traceback_names(search: SemanticSearch) -
     text = PROSE * 8 + TRACEBACK
     terms = query_terms(text)
     assert terms.long and len(terms.prose) > DEFAULT.long_query_words
-    capped = cap_terms(search.store.conn, terms)
+    capped = cap_terms(search.store, terms)
     assert len(capped.words) <= len(terms.words) + DEFAULT.max_prose_words
     resp = search.search(text, k=5, legs=("bm25", "symbols", "path"))
     assert resp.items[0].path == "src/shipping/rates.py", [h.path for h in resp.items]
@@ -159,7 +159,7 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
     are in every chunk (``handle_record_3``: record, handle), and a traceback: the MATCH sent to
     FTS5 holds only terms the index has, none in most chunks, within the postings budget; the
     traceback's file and innermost frame lead."""
-    conn = many.store.conn
+    store = many.store
     noise = " ".join(f"zq{i}x" for i in range(1500))
     text = (
         PROSE * 12
@@ -170,11 +170,11 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
     )
     assert len(text.split()) > 2000
     terms = query_terms(text)
-    capped = cap_terms(conn, terms)
+    capped = cap_terms(store, terms)
     assert capped.match is not None
     sent = _sent(capped.match)
-    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    df = lexical.doc_freqs(conn, [w for t in sent for w in t.split()], cap=chunks)
+    chunks = store.chunk_count()
+    df = lexical.doc_freqs(store, [w for t in sent for w in t.split()], cap=chunks)
     # Only terms the index holds, none in more than 3 x max_prose_df of the chunks; within budget.
     assert all(0 < df[w] <= 3 * DEFAULT.max_prose_df * chunks for t in sent for w in t.split()), (sent, df)
     assert not any(t.startswith("zq") for t in sent)
@@ -207,13 +207,13 @@ def test_budgeted_match_keeps_the_rarest_clauses_and_drops_common_phrase_words()
 def test_document_frequency_is_counted_as_the_index_tokenizes(search: SemanticSearch) -> None:
     """The index stems (porter): ``invoices`` in a query is the ``invoice`` of the index. A long
     query's rare prose word keeps its weight whatever form the issue writes it in."""
-    conn = search.store.conn
-    assert lexical.doc_freqs(conn, ["invoices", "invoice", "customers", "nosuchword"], cap=100) == {
+    store = search.store
+    assert lexical.doc_freqs(store, ["invoices", "invoice", "customers", "nosuchword"], cap=100) == {
         "invoices": 1,
         "invoice": 1,
         "customers": 2,
         "nosuchword": 0,
     }
     text = " ".join(f"zq{i}x" for i in range(40)) + " The invoices are wrong."
-    capped = cap_terms(conn, query_terms(text))
+    capped = cap_terms(store, query_terms(text))
     assert "invoices" in capped.words and capped.match is not None and '"invoices"' in capped.match

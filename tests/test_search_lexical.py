@@ -49,28 +49,28 @@ def _paths(conn_rows: list[tuple[int, float]], store: Store) -> set[str]:
 
 @pytest.mark.parametrize("query", ["createSalesOrder", "create_sales_order", "create sales order", "CreateSalesOrder"])
 def test_spellings_find_each_other_through_bm25(store: Store, query: str) -> None:
-    found = _paths(bm25_chunks(store.conn, query_terms(query)), store)
+    found = _paths(bm25_chunks(store, query_terms(query)), store)
     assert {"src/orders.py", "web/app.ts"} <= found
 
 
 def test_exact_identifier_ranks_its_own_spelling_first(store: Store) -> None:
-    ranked = bm25_chunks(store.conn, query_terms("create_sales_order"))
+    ranked = bm25_chunks(store, query_terms("create_sales_order"))
     first = store.chunks_by_ids([ranked[0][0]])[ranked[0][0]]
     assert first.path == "web/app.ts"
 
 
 def test_symbol_leg_matches_names_and_words(store: Store) -> None:
-    exact = symbol_chunks(store.conn, query_terms("InvoicePrinter"))
+    exact = symbol_chunks(store, query_terms("InvoicePrinter"))
     assert _paths(exact[:1], store) == {"src/billing.py"}
-    words = symbol_chunks(store.conn, query_terms("render pdf"))
+    words = symbol_chunks(store, query_terms("render pdf"))
     assert _paths(words, store) == {"src/billing.py"}
 
 
 def test_filters_by_path_and_language(store: Store) -> None:
     terms = query_terms("create sales order")
-    assert _paths(bm25_chunks(store.conn, terms, paths=["src"]), store) == {"src/orders.py"}
-    assert _paths(bm25_chunks(store.conn, terms, languages=["typescript"]), store) == {"web/app.ts"}
-    assert _paths(bm25_chunks(store.conn, terms, paths=["web/*.ts"]), store) == {"web/app.ts"}
+    assert _paths(bm25_chunks(store, terms, paths=["src"]), store) == {"src/orders.py"}
+    assert _paths(bm25_chunks(store, terms, languages=["typescript"]), store) == {"web/app.ts"}
+    assert _paths(bm25_chunks(store, terms, paths=["web/*.ts"]), store) == {"web/app.ts"}
 
 
 def test_lexical_answers_without_vectors_and_says_incomplete(store: Store) -> None:
@@ -176,9 +176,9 @@ def test_symbol_leg_matches_fields_by_exact_name_only(
     index_root(root, s)
     kinds = {r[0]: r[1] for r in s.conn.execute("SELECT qualified_name, kind FROM symbols")}
     assert kinds["Client.retryDelay"] == "field"
-    by_words = _paths(symbol_chunks(s.conn, query_terms("where do we retry with a delay")), s)
+    by_words = _paths(symbol_chunks(s, query_terms("where do we retry with a delay")), s)
     assert by_words == {"src/main/java/shop/Retrier.java"}  # the method's words, not the field's
-    by_name = _paths(symbol_chunks(s.conn, query_terms("retryDelay")), s)
+    by_name = _paths(symbol_chunks(s, query_terms("retryDelay")), s)
     assert "src/main/java/shop/Client.java" in by_name
 
 
@@ -210,12 +210,12 @@ def test_a_name_of_letters_and_digits_is_matched_whole_not_as_loose_words(
     assert query_terms("retry 3 times").identifiers == ()  # a number alone is not a name
 
     def first(query: str) -> str:
-        ranked = bm25_chunks(s.conn, query_terms(query))
+        ranked = bm25_chunks(s, query_terms(query))
         return s.chunks_by_ids([ranked[0][0]])[ranked[0][0]].path
 
     assert first("sha256 of a download") == "src/digest.py"
     loose = dataclasses.replace(DEFAULT, alnum_names=False)  # loose words: the 256s win
-    ranked = bm25_chunks(s.conn, query_terms("sha256 of a download", config=loose))
+    ranked = bm25_chunks(s, query_terms("sha256 of a download", config=loose))
     assert s.chunks_by_ids([ranked[0][0]])[ranked[0][0]].path == "src/sizes.py"
 
 

@@ -521,3 +521,17 @@ def test_a_thread_reads_while_another_writes(store: Store, tmp_path: Path) -> No
             t.start()
             t.join(timeout=30)
         assert done.is_set()
+
+
+def test_a_glance_at_the_languages_reads_what_the_store_counts(store: Store) -> None:
+    from storage.peek import language_sizes
+
+    assert language_sizes(store.path) == store.language_sizes() == {"python": (2, 12), "typescript": (1, 6)}
+
+
+def test_a_glance_at_a_missing_index_is_a_classified_error(tmp_path: Path) -> None:
+    from storage.errors import IndexIOError
+    from storage.peek import language_sizes
+
+    with pytest.raises(IndexIOError, match="cannot read or write the index"):
+        language_sizes(tmp_path / "none.db")

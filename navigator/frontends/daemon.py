@@ -79,7 +79,7 @@ from navigator.paths import (
     flock_within,
     open_private,
 )
-from storage.errors import NavError, shorten
+from storage.errors import NavError, StorageError, shorten
 
 if TYPE_CHECKING:
     from navigator.watch import Watcher
@@ -1064,19 +1064,18 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
     """Start the servers of the languages an existing index holds before the rest of nav is
     imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
     pool, or None when there is no index to read yet (the daemon warms after its first run)."""
-    import sqlite3
+    from storage.peek import language_sizes
 
     if not index_db.is_file():
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"{index_db.as_uri()}?mode=ro", uri=True, timeout=1.0)) as db:
-            rows = db.execute("SELECT language, COUNT(*), SUM(lines) FROM files GROUP BY language").fetchall()
-    except sqlite3.Error as exc:
+        sizes = language_sizes(index_db, timeout_s=1.0)
+    except StorageError as exc:
         log.warning("cannot read languages to warm servers early: %s", exc)
         return None
     from lsp.pool import ServerPool
 
-    warm = languages_to_warm({str(lang or "text"): (int(n), int(lines or 0)) for lang, n, lines in rows})
+    warm = languages_to_warm(sizes)
     if not warm:
         return None
     pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
