@@ -27,7 +27,7 @@ import sqlite3
 import stat
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +43,13 @@ from storage.errors import (
     UnsafeIndexDirError,
 )
 from storage.model import ParsedFile
+from storage.query import ChunkRow as ChunkRow  # re-exported: where the engine imports them from
+from storage.query import FileRow as FileRow
 from storage.query import IndexQueries
-from storage.query import SymbolRow as SymbolRow  # re-exported: where the API imports it from
+from storage.query import RefRow as RefRow
+from storage.query import SymbolRow as SymbolRow
 from storage.sqlite_errors import _SQLITE_CORRUPT, _SQLITE_NOTADB, classify_error
-from storage.sqlite_queries import SYMBOL_COLUMNS, IndexReads, symbol_from_row
+from storage.sqlite_queries import IndexReads
 from storage.tokens import index_text
 
 SCHEMA_VERSION = 3
@@ -475,37 +478,6 @@ def _copy_index(
 
 class _Inconsistent(Exception):
     """Rows that read cleanly but do not agree with each other (a symbol of no file)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    path: str
-    language: str | None
-    hash: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class RefRow:
-    path: str
-    name: str
-    line: int
-    col: int
-    end_col: int
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    id: int
-    path: str
-    language: str | None
-    start_line: int
-    end_line: int
-    symbol: str | None
-    signature: str | None
-    text: str
-    hash: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -946,65 +918,6 @@ class Store(IndexReads):
                 "SELECT language, count(*), sum(lines) FROM files GROUP BY language"
             )
         }
-
-    def symbols_by_name(self, name: str) -> list[SymbolRow]:
-        return self._symbols("s.name = ?", (name,), limit=1000)
-
-    def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
-        """Symbols whose qualified name is ``dotted`` or ends with ``.dotted``."""
-        last = dotted.rsplit(".", 1)[-1]
-        return self._symbols(
-            "s.name = ? AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\')",
-            (last, dotted, "%." + _like_escape(dotted)),
-            limit=1000,
-        )
-
-    def symbols_in_file(self, path: str) -> list[SymbolRow]:
-        return self._symbols("f.path = ?", (path,), limit=100_000)
-
-    def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
-        if not match:
-            return []
-        sql = (
-            f"SELECT {SYMBOL_COLUMNS} FROM symbols_fts "
-            "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-            "WHERE symbols_fts MATCH ? ORDER BY bm25(symbols_fts) LIMIT ?"
-        )
-        return [symbol_from_row(r) for r in self._match_rows(sql, (match, limit))]
-
-    def symbol_names(self) -> list[str]:
-        return [str(r[0]) for r in self.conn.execute("SELECT DISTINCT name FROM symbols")]
-
-    def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
-        return self._symbols(
-            "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + _like_escape(pattern) + "%",), limit=limit
-        )
-
-    def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
-        sql = (
-            "SELECT f.path, r.name, r.line, r.col, r.end_col FROM refs r JOIN files f ON f.id = r.file_id "
-            "WHERE r.name = ? ORDER BY f.path, r.line, r.col LIMIT ?"
-        )
-        return [RefRow(*row) for row in self.conn.execute(sql, (name, limit))]
-
-    def file_row(self, path: str) -> FileRow | None:
-        r = self.conn.execute(
-            "SELECT path, language, hash, size, mtime_ns FROM files WHERE path=?", (path,)
-        ).fetchone()
-        return None if r is None else FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]))
-
-    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
-        out: dict[int, ChunkRow] = {}
-        for start in range(0, len(ids), 500):
-            part = list(ids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            sql = (
-                "SELECT c.id, f.path, f.language, c.start_line, c.end_line, c.symbol, c.signature,"
-                f" c.text, c.hash FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})"
-            )
-            for r in self.conn.execute(sql, part):
-                out[int(r[0])] = ChunkRow(*r)
-        return out
 
 
 def _writable(path: Path) -> bool:

@@ -25,15 +25,18 @@ from storage.query import (
     ChunkKey,
     ChunkPlace,
     ChunkRecord,
+    ChunkRow,
     ChunkWords,
     DefinitionSpan,
     FileContent,
+    FileRow,
     FtsTable,
     IndexQueries,
     IndexSignature,
     NameMatch,
     NameScore,
     RefCount,
+    RefRow,
     Scope,
     ScoredChunk,
     SymbolRow,
@@ -44,6 +47,14 @@ from storage.tokens import index_text
 __all__ = ["FakeIndex"]
 
 _TOKEN = re.compile(r"[0-9a-z_]+")
+
+
+def _ascii_lower(text: str) -> str:
+    """Lower-cased as SQLite's LIKE compares: ASCII letters only."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
 def _tokens(text: str) -> tuple[str, ...]:
@@ -59,6 +70,7 @@ class _File:
     size: int
     lines: int
     indexed_at: float
+    mtime_ns: int = 0
 
 
 @dataclass(slots=True)
@@ -89,6 +101,8 @@ class _Ref:
     file: _File
     name: str
     line: int
+    col: int
+    end_col: int
 
 
 # -- the full-text query language of storage.tokens: "phrases", OR, AND, parentheses ------------
@@ -208,6 +222,7 @@ class FakeIndex:
             lines,
             self._clock,
         )
+        f.mtime_ns = mtime_ns
         self._drop(parsed.path)
         self._files[f.path] = f
         path_tokens = index_text(f.path.replace("/", " ").replace(".", " "))
@@ -227,7 +242,7 @@ class FakeIndex:
                 s.container, s.docstring,
             )  # fmt: skip
             self._symbols[sid] = _Symbol(sid, f, definition, (tokens,))
-        self._refs.extend(_Ref(f, r.name, r.line) for r in parsed.refs)
+        self._refs.extend(_Ref(f, r.name, r.line, r.col, r.end_col) for r in parsed.refs)
 
     def delete_files(self, paths: Sequence[str]) -> int:
         n = 0
@@ -404,6 +419,39 @@ class FakeIndex:
         ]
         return out[:limit] if limit >= 0 else out
 
+    def symbols_by_name(self, name: str) -> list[SymbolRow]:
+        return [SymbolRow(s.id, s.definition) for s in self._by_place() if s.definition.name == name][:1000]
+
+    def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
+        last = dotted.rsplit(".", 1)[-1]
+        return [
+            SymbolRow(s.id, d)
+            for s in self._by_place()
+            if (d := s.definition).name == last
+            and (d.qualified_name == dotted or d.qualified_name.endswith("." + dotted))
+        ][:1000]
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        return [SymbolRow(s.id, s.definition) for s in self._by_place() if s.file.path == path]
+
+    def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
+        low = _ascii_lower(pattern)
+        return [
+            SymbolRow(s.id, s.definition)
+            for s in self._by_place()
+            if low in _ascii_lower(s.definition.qualified_name)
+        ][:limit]
+
+    def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
+        if not match:
+            return []
+        return [SymbolRow(sid, self._symbols[sid].definition) for sid, _ in self._search(match, "symbols")][
+            :limit
+        ]
+
+    def symbol_names(self) -> list[str]:
+        return list(dict.fromkeys(s.definition.name for s in self._symbols.values()))
+
     def definitions_in(
         self, path: str, *, kinds: Sequence[str], start_line: int, end_line: int
     ) -> list[DefinitionSpan]:
@@ -417,6 +465,10 @@ class FakeIndex:
         ]
 
     # -- references ------------------------------------------------------------------------
+
+    def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
+        refs = sorted((r for r in self._refs if r.name == name), key=lambda r: (r.file.path, r.line, r.col))
+        return [RefRow(r.file.path, r.name, r.line, r.col, r.end_col) for r in refs][:limit]
 
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
         wanted = set(names)
@@ -474,6 +526,28 @@ class FakeIndex:
             if c is not None:
                 out[i] = ChunkPlace(i, c.file.path, c.symbol, c.start_line)
         return out
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out = {}
+        for i in ids:
+            c = self._chunks.get(i)
+            if c is not None:
+                out[i] = ChunkRow(
+                    i,
+                    c.file.path,
+                    c.file.language,
+                    c.start_line,
+                    c.end_line,
+                    c.symbol,
+                    c.signature,
+                    c.text,
+                    c.hash,
+                )
+        return out
+
+    def file_row(self, path: str) -> FileRow | None:
+        f = self._files.get(path)
+        return None if f is None else FileRow(f.path, f.language, f.hash, f.size, f.mtime_ns)
 
     def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
         out = {}

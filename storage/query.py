@@ -38,6 +38,9 @@ __all__ = [
     "ChunkKey",
     "ChunkPlace",
     "ChunkRecord",
+    "ChunkRow",
+    "FileRow",
+    "RefRow",
     "ChunkWords",
     "DefinitionSpan",
     "FileContent",
@@ -184,6 +187,37 @@ class SymbolRow:
 
 
 @dataclass(frozen=True, slots=True)
+class FileRow:
+    path: str
+    language: str | None
+    hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class RefRow:
+    path: str
+    name: str
+    line: int
+    col: int
+    end_col: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    language: str | None
+    start_line: int
+    end_line: int
+    symbol: str | None
+    signature: str | None
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkRecord:
     """A chunk of a file as stored (what publishing copies)."""
 
@@ -306,6 +340,31 @@ class IndexQueries(VectorCache, TextStats, Protocol):
         in files of ``language`` (None: any)."""
         ...
 
+    def symbols_by_name(self, name: str) -> list[SymbolRow]:
+        """Symbols named ``name`` (unqualified), by path and line (at most 1,000)."""
+        ...
+
+    def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
+        """Symbols whose qualified name is ``dotted`` or ends with ``.dotted``, by path and line."""
+        ...
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        """The symbols of one file, by line."""
+        ...
+
+    def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
+        """Symbols whose qualified name holds ``pattern`` (ASCII letters in any case), by path
+        and line."""
+        ...
+
+    def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
+        """Symbols whose split qualified names match ``match``, best BM25 first."""
+        ...
+
+    def symbol_names(self) -> list[str]:
+        """Every distinct (unqualified) symbol name."""
+        ...
+
     def definitions_in(
         self, path: str, *, kinds: Sequence[str], start_line: int, end_line: int
     ) -> list[DefinitionSpan]:
@@ -314,6 +373,10 @@ class IndexQueries(VectorCache, TextStats, Protocol):
         ...
 
     # -- references ------------------------------------------------------------------------
+
+    def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
+        """The syntax references to ``name``, by path, line and column."""
+        ...
 
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
         """How many syntax references each of ``names`` has (names with none are left out)."""
@@ -349,6 +412,14 @@ class IndexQueries(VectorCache, TextStats, Protocol):
 
     def chunk_places(self, ids: Sequence[int]) -> dict[int, ChunkPlace]:
         """Where each of the chunks ``ids`` is (those that exist)."""
+        ...
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        """The chunks ``ids`` (those that exist), with their text."""
+        ...
+
+    def file_row(self, path: str) -> FileRow | None:
+        """One indexed file's row (None: not indexed)."""
         ...
 
     def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:

@@ -23,14 +23,17 @@ from storage.query import (
     ChunkKey,
     ChunkPlace,
     ChunkRecord,
+    ChunkRow,
     ChunkWords,
     DefinitionSpan,
     FileContent,
+    FileRow,
     FtsTable,
     IndexSignature,
     NameMatch,
     NameScore,
     RefCount,
+    RefRow,
     Scope,
     ScoredChunk,
     SymbolRow,
@@ -310,6 +313,66 @@ class IndexReads:
             (path, *kinds, start_line, end_line),
         )
         return [DefinitionSpan(str(qn), int(sl), int(el), sig) for qn, sl, el, sig in rows]
+
+    def symbols_by_name(self, name: str) -> list[SymbolRow]:
+        return self._symbols("s.name = ?", (name,), limit=1000)
+
+    def symbols_by_qualified_suffix(self, dotted: str) -> list[SymbolRow]:
+        """Symbols whose qualified name is ``dotted`` or ends with ``.dotted``."""
+        last = dotted.rsplit(".", 1)[-1]
+        return self._symbols(
+            "s.name = ? AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\')",
+            (last, dotted, "%." + _like_escape(dotted)),
+            limit=1000,
+        )
+
+    def symbols_in_file(self, path: str) -> list[SymbolRow]:
+        return self._symbols("f.path = ?", (path,), limit=100_000)
+
+    def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
+        if not match:
+            return []
+        sql = (
+            f"SELECT {SYMBOL_COLUMNS} FROM symbols_fts "
+            "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
+            "WHERE symbols_fts MATCH ? ORDER BY bm25(symbols_fts) LIMIT ?"
+        )
+        return [symbol_from_row(r) for r in self._match_rows(sql, (match, limit))]
+
+    def symbol_names(self) -> list[str]:
+        return [str(r[0]) for r in self._rows("SELECT DISTINCT name FROM symbols")]
+
+    def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
+        return self._symbols(
+            "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + _like_escape(pattern) + "%",), limit=limit
+        )
+
+    def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
+        sql = (
+            "SELECT f.path, r.name, r.line, r.col, r.end_col FROM refs r JOIN files f ON f.id = r.file_id "
+            "WHERE r.name = ? ORDER BY f.path, r.line, r.col LIMIT ?"
+        )
+        return [
+            RefRow(str(p), str(n), int(ln), int(c), int(e))
+            for p, n, ln, c, e in self._iter(sql, (name, limit))
+        ]
+
+    def file_row(self, path: str) -> FileRow | None:
+        r = self._one("SELECT path, language, hash, size, mtime_ns FROM files WHERE path=?", (path,))
+        return None if r is None else FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]))
+
+    def chunks_by_ids(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            sql = (
+                "SELECT c.id, f.path, f.language, c.start_line, c.end_line, c.symbol, c.signature,"
+                f" c.text, c.hash FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})"
+            )
+            for r in self._rows(sql, part):
+                out[int(r[0])] = ChunkRow(*r)
+        return out
 
     # -- references --------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from storage.db import Store
 from storage.errors import IndexBusyError, IndexSchemaError, StorageError
 from storage.fake import FakeIndex
 from storage.model import Chunk, ParsedFile, Span, SymbolDef, SyntaxRef
-from storage.query import EVERYTHING, IndexQueries, Scope, TextStats, VectorCache
+from storage.query import EVERYTHING, IndexQueries, Scope, SymbolRow, TextStats, VectorCache
 from storage.tokens import fts_query
 
 WEIGHTS = (2.0, 3.0, 1.0)
@@ -323,6 +323,67 @@ def test_symbols_by_kind_language_and_place(index: IndexQueries) -> None:
     assert index.symbols(kinds=(), limit=100) == []
     assert len(index.symbols(limit=2)) == 2
     assert index.symbol_count() == 7
+
+
+def test_symbols_by_name_suffix_file_and_pattern(index: IndexQueries) -> None:
+    def names(rows: list[SymbolRow]) -> list[str]:
+        return [r.definition.qualified_name for r in rows]
+
+    assert names(index.symbols_by_name("render_pdf")) == ["InvoicePrinter.render_pdf"]
+    assert index.symbols_by_name("InvoicePrinter.render_pdf") == []  # the unqualified name only
+    assert names(index.symbols_by_qualified_suffix("InvoicePrinter.render_pdf")) == [
+        "InvoicePrinter.render_pdf"
+    ]
+    assert names(index.symbols_by_qualified_suffix("add")) == ["OrderBook.add"]
+    assert index.symbols_by_qualified_suffix("Printer.render_pdf") == []  # whole components only
+    assert names(index.symbols_in_file("src/orders.py")) == ["createSalesOrder", "OrderBook", "OrderBook.add"]
+    assert index.symbols_in_file("nope.py") == []
+    # a pattern: any case for ASCII letters; % and _ are plain characters, not wildcards
+    assert names(index.symbols_like("printer.")) == ["InvoicePrinter.render_pdf", "InvoicePrinter.copies"]
+    assert names(index.symbols_like("sales_")) == ["create_sales_order"]
+    assert index.symbols_like("%") == [] and len(index.symbols_like("e", limit=2)) == 2
+    assert names(index.symbols_fts(fts_query("render pdf", mode="AND"))) == ["InvoicePrinter.render_pdf"]
+    assert index.symbols_fts("") == [] and index.symbols_fts('"unterminated') == []
+    assert sorted(index.symbol_names()) == sorted(
+        [
+            "createSalesOrder",
+            "OrderBook",
+            "add",
+            "InvoicePrinter",
+            "render_pdf",
+            "copies",
+            "create_sales_order",
+        ]
+    )
+    row = index.symbols_by_name("createSalesOrder")[0]
+    assert row.definition.span == Span(1, 1, 2, 10) and row.definition.language == "python"
+    assert row.definition.signature == "function createSalesOrder"
+
+
+def test_references_by_name_in_reading_order(index: IndexQueries) -> None:
+    refs = index.refs_by_name("createSalesOrder")
+    assert [(r.path, r.line, r.col, r.end_col) for r in refs] == [
+        ("src/billing.py", 3, 16, 32),
+        ("src/billing.py", 3, 40, 56),
+        ("src/orders.py", 6, 9, 25),
+    ]
+    assert len(index.refs_by_name("createSalesOrder", limit=1)) == 1 and index.refs_by_name("nosuch") == []
+
+
+def test_chunks_and_files_by_key(index: IndexQueries) -> None:
+    cid = _chunk_at(index, "src/billing.py", 1)
+    rows = index.chunks_by_ids([cid, 10**9])
+    assert list(rows) == [cid]
+    row = rows[cid]
+    assert (row.path, row.language, row.start_line, row.end_line, row.symbol, row.hash) == (
+        "src/billing.py", "python", 1, 4, "InvoicePrinter", "h-src/billing.py-1",
+    )  # fmt: skip
+    assert row.text.startswith("class InvoicePrinter:") and row.signature == "sig InvoicePrinter"
+    f = index.file_row("web/app.ts")
+    assert f is not None and (f.path, f.language, f.hash, f.size, f.mtime_ns) == (
+        "web/app.ts", "typescript", "blob-web/app.ts", 100, 1,
+    )  # fmt: skip
+    assert index.file_row("nope.py") is None
 
 
 def test_definitions_in_a_chunk_s_lines(index: IndexQueries) -> None:
