@@ -89,6 +89,14 @@ class RankingConfig:
     code_split_decay: float = 0.5
     """In the code view, the floor of a definition's score taken out of a chunk of several."""
 
+    # -- nav find: the exact and semantic legs of a routed query (navigator.find) ----------
+    query_rrf_k: int = 60
+    """RRF constant of ``nav find``'s fusion of the exact and semantic legs (the classic 60)."""
+    query_leg_depth: int = 50
+    """Hits ``nav find`` takes from the semantic leg (and a quarter of the exact leg's limit)."""
+    max_exact_names: int = 4
+    """Names of one query the exact leg looks up (each costs a language-server request)."""
+
     # -- query analysis (semantic.lexical) -------------------------------------------------
     verb_forms: bool = True
     """A query's past and -ing forms also match names (``replaced`` -> ``replace_file``)."""
@@ -136,15 +144,15 @@ class RankingConfig:
     def __post_init__(self) -> None:
         """A value no ranking can use is refused, naming the field (a benchmark's typo fails at once)."""
         positive = ("top_chunks_per_file", "depth", "long_query_words", "max_prose_words", "prose_lookups",
-                    "prose_first_count", "max_names", "prf_docs", "prf_min_docs", "prf_base", "path_listed")  # fmt: skip
+                    "prose_first_count", "max_names", "prf_docs", "prf_min_docs", "prf_base", "path_listed",
+                    "query_leg_depth", "max_exact_names")  # fmt: skip
         for name in positive:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"RankingConfig.{name} must be a positive integer, got {value!r}")
-        if self.rrf_k < 0 or self.prf_terms < 0:
-            raise ValueError(
-                f"RankingConfig: rrf_k and prf_terms must be >= 0, got {self.rrf_k!r}, {self.prf_terms!r}"
-            )
+        for name in ("rrf_k", "query_rrf_k", "prf_terms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"RankingConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         if self.match_postings is not None and self.match_postings < 1:
             raise ValueError(
                 f"RankingConfig.match_postings must be None or positive, got {self.match_postings!r}"
