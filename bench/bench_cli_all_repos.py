@@ -28,6 +28,8 @@ sys.path.insert(0, str(HERE))
 
 from bench_store import SEMBLE, as_git_repo  # noqa: E402
 
+from bench.harness.run import write_json  # noqa: E402
+
 REPOS = ["flask", "click"]
 QUERIES = ["where is the request context pushed", "parse command line options", "render a template"]
 NAMES = ["Flask", "Context", "render_template"]
@@ -97,7 +99,7 @@ def main() -> None:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+    write_json(Path(args.out), result)
 
 
 if __name__ == "__main__":

@@ -37,21 +37,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.harness.run import timed_ms as timed  # noqa: E402
+from bench.harness.run import write_json  # noqa: E402
+from bench.harness.stats import percentile as pct  # noqa: E402
 from navigator.frontends.client import DaemonClient  # noqa: E402
 
 # what the `nav` console script runs (pip's script: import run, call it)
 NAV = [sys.executable, "-c", "import sys; from navigator.frontends.entry import run; sys.exit(run())"]
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t) * 1e3
-
-
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
 
 
 def bench(corpus: Path, name: str, text: str, runs: int, refs_only: bool = False) -> dict[str, object]:
@@ -129,7 +121,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(args.out, rows, indent=2)
     print(
         "\n| corpus | rg -w (p50/p90) | nav refs | refs / rg (p50; paired) | nav def | nav search | nav find "
         "| save→visible | daemon RSS |"

@@ -33,6 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness.jsonrpc import frame, read_frame  # noqa: E402
+from bench.harness.stats import bootstrap_ci  # noqa: E402
+
 DEFAULT_REPO = Path("/work/corpora/psf-requests-2.32.3")
 
 
@@ -49,27 +54,18 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
         assert self.proc.stdin is not None
         with self.lock:
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self.proc.stdin.write(frame(obj))
             self.proc.stdin.flush()
 
     def _read(self) -> None:
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            msg = json.loads(out.read(length))
+            msg = read_frame(out)
+            if msg is None:
+                return
             if "method" in msg and "id" in msg:  # a request from the server
                 result: Any = None
                 if msg["method"] == "workspace/configuration":
@@ -142,12 +138,6 @@ def cold(client: Client, root: Path, site: tuple[Path, int, int]) -> float:
     raise RuntimeError("no definition answer within 60 s")
 
 
-def bootstrap(diffs: list[float], rounds: int = 2000, seed: int = 1) -> tuple[float, float]:
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
-    return meds[int(0.025 * rounds)], meds[int(0.975 * rounds)]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO)
@@ -187,7 +177,7 @@ def main() -> int:
                 for client, times in order:
                     times.append(client.request(method, params)[1])
             diffs = [b - a for a, b in zip(direct, nav, strict=True)]
-            lo, hi = bootstrap(diffs)
+            lo, hi = bootstrap_ci(diffs, statistic=statistics.median, seed=1, symmetric=False)  # as reported
             name = method.split("/")[1]
             out[name] = {"direct_p50_ms": round(statistics.median(direct), 1), "nav_p50_ms": round(statistics.median(nav), 1),
                          "paired_diff_p50_ms": round(statistics.median(diffs), 1), "ci95": [round(lo, 1), round(hi, 1)]}  # fmt: skip

@@ -20,34 +20,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.harness.run import timed_ms as timed  # noqa: E402
+from bench.harness.stats import bootstrap_ci  # noqa: E402
+from bench.harness.stats import percentile as pct  # noqa: E402
+
 SCRIPT = "import sys; from navigator.frontends.entry import run; sys.exit(run())"  # pip's `nav`
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t) * 1e3
-
-
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
-
-
-def ci(xs: list[float], *, reps: int = 2000, seed: int = 7) -> tuple[float, float]:
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(reps))
-    return meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]
 
 
 def main() -> None:
@@ -113,7 +100,7 @@ def main() -> None:
     print("|---|---|---|")
     for k, xs in times.items():
         ratios = [x / g for x, g in zip(xs, times["rg"], strict=True)]
-        lo, hi = ci(ratios)
+        lo, hi = bootstrap_ci(ratios, statistic=statistics.median, seed=7)
         row[k] = {"p50": round(statistics.median(xs), 1), "p90": round(pct(xs, 0.9), 1),
                   "ratio": round(statistics.median(ratios), 2), "ci": [round(lo, 2), round(hi, 2)]}  # fmt: skip
         shown = "1" if k == "rg" else f"{statistics.median(ratios):.2f}× [{lo:.2f}, {hi:.2f}]"

@@ -25,6 +25,9 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.harness.run import write_json  # noqa: E402
 
 CHILD = textwrap.dedent(
     """
@@ -136,7 +139,7 @@ def main() -> None:
         print(json.dumps(row), flush=True)
         rows.append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(args.out, rows, indent=2)
     print()
     print("| corpus | files | lines | symbols | chunks | cold index (median) | read+hash baseline | "
           "lines/s | symbols/s | chunks/s | 1-file re-index | no-op | peak RSS |")

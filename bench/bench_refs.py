@@ -29,6 +29,8 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.run import write_json  # noqa: E402
+from bench.harness.stats import percentile as pct  # noqa: E402
 from lsp.pool import Position, ServerPool  # noqa: E402
 from lsp.positions import to_lsp  # noqa: E402
 from navigator.api import Navigator  # noqa: E402
@@ -42,11 +44,6 @@ def default_corpus() -> Path:
     if not dst.exists():
         shutil.copytree(src, dst / "requests", ignore=shutil.ignore_patterns("__pycache__"))
     return dst
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def main() -> int:
@@ -166,7 +163,7 @@ def main() -> int:
         "per_function": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
+    write_json(args.out, out)
     print(json.dumps({k: v for k, v in out.items() if k != "per_function"}, indent=1))
     misses = [x for x in results if x["recall"] is not None and x["recall"] < 1.0]
     for x in misses:

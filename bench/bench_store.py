@@ -40,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness.run import write_json  # noqa: E402
+
 CORPORA = Path("/work/corpora")
 DEFAULT_CORPUS = CORPORA / "pytest-dev-pytest-8.3.4"
 SEMBLE = CORPORA / "semble"
@@ -168,7 +170,7 @@ def bench_clone(corpus: Path, threads: int, out_path: Path) -> dict[str, object]
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(results, indent=1, default=str))
+    write_json(out_path, results, default=str)
     return results
 
 
@@ -246,7 +248,7 @@ def bench_multi(n_small: int, out_path: Path) -> dict[str, object]:
         pg.stop()
         shutil.rmtree(work, ignore_errors=True)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(results, indent=1, default=str))
+    write_json(out_path, results, default=str)
     return results
 
 
@@ -310,16 +312,16 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
     the store: a check set), paired with the local search of the same repository in the same run.
     A hit from another repository counts as irrelevant: the store answers with 4 repositories of
     distractors the local index does not have."""
-    import random
 
+    from bench.harness.data import semble_queries, semble_repos, semble_targets
+    from bench.harness.metrics import distinct
+    from bench.harness.metrics import semble_ndcg as ndcg10
+    from bench.harness.stats import bootstrap_ci
     from navigator.api import Navigator
     from storage.pg_local import LocalPostgres
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from semble_bench import BENCH, ndcg10
-
     _bound(threads)
-    repos = {r["name"]: r for r in json.loads((BENCH / "repos.json").read_text())}
+    repos = {r["name"]: r for r in semble_repos()}
     work = Path(tempfile.mkdtemp(prefix="nav-bench-store-", dir="/tmp"))
     work.chmod(0o755)
     pg = LocalPostgres.start(work / "pg")
@@ -336,11 +338,11 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
             print(f"  published {name}: {rep.chunks} chunks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
             navs[name] = (nav, (broot.strip("/") + "/") if broot else "")
         for name, (nav, prefix) in navs.items():
-            for q in json.loads((BENCH / "annotations" / f"{name}.json").read_text()):
-                targets = list(q["relevant"]) + list(q.get("secondary", []))
+            for q in semble_queries(name):
+                targets = semble_targets(q)
                 local = nav.search(q["query"], k=30)
                 chunks = [(prefix + h.path, h.start_line, h.end_line) for h in local.items]
-                files = list(dict.fromkeys(c[0] for c in chunks))
+                files = distinct(chunks)
                 team = nav.search(q["query"], k=30, all_repos=True)
                 if not team.complete:
                     raise SystemExit(f"store answer incomplete: {team.reason}")
@@ -348,12 +350,12 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
                     (prefix + h.path if getattr(h, "repo", "") == name else f"{h.repo}::{h.path}", h.start_line, h.end_line)  # type: ignore[attr-defined]
                     for h in team.items
                 ]
-                tfiles = list(dict.fromkeys(c[0] for c in tchunks))
+                tfiles = distinct(tchunks)
                 # the store's ranking alone: its hits from the asked repository only (k=60 so ~10 remain)
                 wide = nav.search(q["query"], k=60, all_repos=True)
                 schunks = [(prefix + h.path, h.start_line, h.end_line) for h in wide.items
                            if getattr(h, "repo", "") == name]  # fmt: skip
-                sfiles = list(dict.fromkeys(c[0] for c in schunks))
+                sfiles = distinct(schunks)
                 rows.append({"repo": name, "query": q["query"], "local": ndcg10(files, chunks, targets),
                              "all_repos": ndcg10(tfiles, tchunks, targets),
                              "store_same_repo": ndcg10(sfiles, schunks, targets),
@@ -365,9 +367,9 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
         shutil.rmtree(work, ignore_errors=True)
     def paired(key: str) -> tuple[float, float, float]:
         diffs = [float(r[key]) - float(r["local"]) for r in rows]  # type: ignore[arg-type]
-        rng = random.Random(0)
-        boots = sorted(statistics.mean(rng.choices(diffs, k=len(diffs))) for _ in range(10_000))
-        return statistics.mean(diffs), boots[250], boots[9750]
+        # the 250th and 9,750th of 10,000 resampled means, as reported (bench/README.md "Team store")
+        low, high = bootstrap_ci(diffs, statistic=statistics.mean, rounds=10_000, seed=0, symmetric=False)
+        return statistics.mean(diffs), low, high
 
     result: dict[str, object] = {
         "queries": len(rows),
@@ -380,7 +382,7 @@ def bench_quality(threads: int, out_path: Path) -> dict[str, object]:
         "rows": rows,
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(result, indent=1, default=str))
+    write_json(out_path, result, default=str)
     return result
 
 

@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import json
 import os
-import random
 import re
 import select
 import statistics
@@ -38,6 +37,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.jsonrpc import frame  # noqa: E402
+from bench.harness.run import write_json  # noqa: E402
+from bench.harness.stats import bootstrap_ci  # noqa: E402
 from lsp.registry import BasedPyright, available_definition  # noqa: E402
 from navigator.api import Navigator  # noqa: E402
 from navigator.paths import daemon_paths  # noqa: E402
@@ -55,9 +57,8 @@ class MiniClient:
         self.logs: list[str] = []
 
     def send(self, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.write(frame(payload))
         self.proc.stdin.flush()
 
     def request(self, method: str, params: Any) -> int:
@@ -180,12 +181,6 @@ def stop_daemon(root: Path, env: dict[str, str]) -> None:
         time.sleep(0.1)
 
 
-def bootstrap(diffs: list[float], n: int = 5000, seed: int = 0) -> tuple[float, float]:
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
-    return means[int(0.025 * n)], means[int(0.975 * n)]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", type=Path, required=True)
@@ -229,7 +224,7 @@ def main() -> int:
               f"diff {row['diff_s']:+.2f}s; nav notes: {row['nav_notes']}", file=sys.stderr, flush=True)  # fmt: skip
         results.append(row)
     diffs = [r["diff_s"] for r in results]
-    low, high = bootstrap(diffs)
+    low, high = bootstrap_ci(diffs, rounds=5000, seed=0, symmetric=False)  # its reported intervals
     summary = {
         "repo": root.name,
         "name": args.name,
@@ -242,8 +237,8 @@ def main() -> int:
         "all_same_answer": all(r["same_answer"] for r in results),
     }
     out = HERE / "results" / f"cold_start-{root.name}.json"
-    out.write_text(json.dumps({"summary": summary, "rounds": [
-        {k: (sorted(v) if isinstance(v, set) else v) for k, v in r.items()} for r in results]}, indent=1))  # fmt: skip
+    write_json(out, {"summary": summary, "rounds": [
+        {k: (sorted(v) if isinstance(v, set) else v) for k, v in r.items()} for r in results]})  # fmt: skip
     print(json.dumps(summary, indent=1))
     return 0
 

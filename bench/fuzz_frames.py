@@ -35,6 +35,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.harness.jsonrpc import frame_bytes, read_frame  # noqa: E402
+
 WORKSPACE = REPO / "tests" / "workspaces" / "python"
 SENTINEL_WAIT_S = 60.0
 
@@ -188,8 +192,7 @@ def payload(rng: random.Random, proto: str, ids: Counter) -> tuple[str, bytes]:
     return kind, b""
 
 
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+frame = frame_bytes  # raw bytes under an LSP header: the fuzz frames bodies that are not JSON too
 
 
 @dataclass
@@ -344,19 +347,10 @@ class StdioFrames(StdioLines):
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    self.replies.put(None)
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode("ascii", "replace").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            if length is not None:
-                self.replies.put(json.loads(out.read(length)))
+            msg = read_frame(out)
+            self.replies.put(msg)
+            if msg is None:
+                return
 
 
 class SocketLines(Transport):

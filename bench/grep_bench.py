@@ -38,6 +38,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from grep_oracle import nav_flags, patterns, rg_lines, same_answer  # noqa: E402
 
+from bench.harness.run import timed_ms, write_json  # noqa: E402
 from navigator.api import Navigator  # noqa: E402
 from storage.errors import UsageError  # noqa: E402
 
@@ -56,9 +57,7 @@ def env() -> dict[str, str]:
 
 
 def timed(cmd: list[str], cwd: Path, extra: dict[str, str] | None = None) -> float:
-    t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env={**env(), **(extra or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t) * 1e3
+    return timed_ms(cmd, cwd, {**env(), **(extra or {})})
 
 
 def build(root: Path) -> dict[str, float]:
@@ -164,7 +163,7 @@ def main() -> None:
         results.append(row)
         print(json.dumps(row, indent=1), flush=True)
     out = REPO / "bench" / "results" / "grep_bench.json"
-    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_json(out, results)
     print(f"\n{'root':<14}{'files':>7}{'lines':>10}{'build s':>9}{'MB':>7}{'ratio':>7}{'diffs':>7}  rg / cli / api / daemon p50 ms")
     for r in results:
         b, s = r["build"], r["speed"]

@@ -44,7 +44,6 @@ the summary).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import sqlite3
@@ -60,6 +59,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.data import LOC, loc_instances  # noqa: E402
+from bench.harness.metrics import acc_at_k, distinct, first_hit_rank, recall_at_k  # noqa: E402
+from bench.harness.run import write_json  # noqa: E402
+from bench.harness.stats import mean_ci, percentile  # noqa: E402
 from navigator import search as search_module  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
@@ -127,7 +130,6 @@ class variant:
         for (mod, attr), value in self.saved.items():
             setattr(mod, attr, value)
 
-LOC = Path("/work/corpora/loc")
 REPOS = sorted(
     [
         "sissbruecker/linkding", "pvlib/pvlib-python", "koxudaxi/datamodel-code-generator", "Kozea/WeasyPrint",
@@ -165,7 +167,7 @@ def checkout(tree: Path, commit: str) -> None:
 def at_base_commits(split: str) -> Iterator[tuple[Store, dict[str, Any]]]:
     """Each instance of ``split`` with its repository's tree at the instance's base commit and
     nav's index brought up to date (for the lever scripts beside this one)."""
-    insts = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
+    insts = loc_instances(LOC)
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
     for repo in chosen:
         tree = LOC / "trees" / repo.replace("/", "-")
@@ -284,30 +286,11 @@ def py_systems(search: SemanticSearch, q: str, defs: Defs, inst: dict[str, Any],
     py_code = search.search(q, k=50, legs=LEXICAL, languages=["python"], view="code")
     pc_spans = [(h.path, h.start_line, h.end_line) for h in py_code.items]
     return {
-        "py:nav-files": score(list(dict.fromkeys(p for p, _, _ in py_spans)), function_list(py_spans, defs), inst),
-        "py:nav-code": score(list(dict.fromkeys(p for p, _, _ in pc_spans)), function_list(pc_spans, defs, exact=True), inst),
-        "py:bm25": score(list(dict.fromkeys(p for p, _, _ in bp_spans)), function_list(bp_spans, defs), inst),
-        "py:bm25-code": score(list(dict.fromkeys(p for p, _, _ in cp_spans)), function_list(cp_spans, defs), inst),
+        "py:nav-files": score(distinct(py_spans), function_list(py_spans, defs), inst),
+        "py:nav-code": score(distinct(pc_spans), function_list(pc_spans, defs, exact=True), inst),
+        "py:bm25": score(distinct(bp_spans), function_list(bp_spans, defs), inst),
+        "py:bm25-code": score(distinct(cp_spans), function_list(cp_spans, defs), inst),
     }
-
-
-def file_acc(files: list[str], gold: set[str], k: int) -> float:
-    return 1.0 if gold & set(files[:k]) else 0.0
-
-
-def fn_recall(funcs: list[str], gold: set[str], k: int) -> float:
-    return len(gold & set(funcs[:k])) / len(gold) if gold else 0.0
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
-
-
-def bootstrap(diffs: list[float], n: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
-    return statistics.fmean(diffs), means[int(0.025 * n)], means[int(0.975 * n) - 1]
 
 
 def long_text(tree: Path, query: str, words: int = 2000) -> str:
@@ -327,11 +310,11 @@ METRICS = ("file@1", "file@5", "file@10", "fn@5", "fn@10")
 def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str, float]:
     gf, gfn = set(inst["gold_files"]), set(inst["gold_functions"])
     return {
-        "file@1": file_acc(files, gf, 1),
-        "file@5": file_acc(files, gf, 5),
-        "file@10": file_acc(files, gf, 10),
-        "fn@5": fn_recall(funcs, gfn, 5),
-        "fn@10": fn_recall(funcs, gfn, 10),
+        "file@1": acc_at_k(files, gf, 1),
+        "file@5": acc_at_k(files, gf, 5),
+        "file@10": acc_at_k(files, gf, 10),
+        "fn@5": recall_at_k(funcs, gfn, 5),
+        "fn@10": recall_at_k(funcs, gfn, 10),
     }
 
 
@@ -344,7 +327,7 @@ def run(
     with_vectors: bool = False,
     fast: bool = False,
 ) -> dict[str, Any]:
-    instances = [json.loads(line) for line in (LOC / "instances.jsonl").read_text().splitlines() if line.strip()]
+    instances = loc_instances(LOC)
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
     if repos_arg:
         chosen = [r for r in chosen if r.split("/")[1] in repos_arg.split(",")]
@@ -380,12 +363,12 @@ def run(
                 base = PlainBM25(store.conn)
                 base_py = PlainBM25(store.conn, ".py")
                 b_spans = base.search(q)
-                b_files = list(dict.fromkeys(p for p, _, _ in b_spans))
+                b_files = distinct(b_spans)
                 row["bm25"] = score(b_files, function_list(b_spans, defs), inst)
                 strong = CodeBM25(store.conn)
                 c_spans = strong.search(q)
                 strong.db.close()
-                row["bm25-code"] = score(list(dict.fromkeys(p for p, _, _ in c_spans)), function_list(c_spans, defs), inst)
+                row["bm25-code"] = score(distinct(c_spans), function_list(c_spans, defs), inst)
                 row.update(py_systems(search, q, defs, inst, base_py))
                 base.db.close()
                 base_py.db.close()
@@ -396,26 +379,25 @@ def run(
                     if name == "nav":
                         lat_short.append((time.perf_counter() - t0) * 1e3)
                     spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
-                    nav_files = list(dict.fromkeys(p for p, _, _ in spans))
+                    nav_files = distinct(spans)
                     code = search.search(q, k=50, legs=LEXICAL, view="code")
                 code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
                 suffix = "" if name == "nav" else f"[{name}]"
                 row[f"nav-files{suffix}"] = score(nav_files, function_list(spans, defs), inst)
                 row[f"nav-code{suffix}"] = score(
-                    list(dict.fromkeys(p for p, _, _ in code_spans)), function_list(code_spans, defs, exact=True), inst
+                    distinct(code_spans), function_list(code_spans, defs, exact=True), inst
                 )
                 if name == "nav":
                     row["top"] = nav_files[:3]
-                    gold = set(inst["gold_files"])
-                    row["gold_rank"] = next((i + 1 for i, p in enumerate(nav_files) if p in gold), None)
+                    row["gold_rank"] = first_hit_rank(nav_files, inst["gold_files"])
             if with_vectors:  # every leg, the vector leg included (the default search)
                 fused = search.search(q, k=50)
                 f_spans = [(h.path, h.start_line, h.end_line) for h in fused.items]
                 fused_code = search.search(q, k=50, view="code")
                 fc_spans = [(h.path, h.start_line, h.end_line) for h in fused_code.items]
-                row["nav-files+vectors"] = score(list(dict.fromkeys(p for p, _, _ in f_spans)), function_list(f_spans, defs), inst)
+                row["nav-files+vectors"] = score(distinct(f_spans), function_list(f_spans, defs), inst)
                 row["nav-code+vectors"] = score(
-                    list(dict.fromkeys(p for p, _, _ in fc_spans)), function_list(fc_spans, defs, exact=True), inst
+                    distinct(fc_spans), function_list(fc_spans, defs, exact=True), inst
                 )
             rows.append(row)
             if n < long_per_repo:
@@ -437,10 +419,10 @@ def run(
                     code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
                     suffix = "" if name == "nav" else f"[{name}]"
                     long_row[f"long:nav-files{suffix}"] = score(
-                        list(dict.fromkeys(p for p, _, _ in spans)), function_list(spans, defs), inst
+                        distinct(spans), function_list(spans, defs), inst
                     )
                     long_row[f"long:nav-code{suffix}"] = score(
-                        list(dict.fromkeys(p for p, _, _ in code_spans)), function_list(code_spans, defs, exact=True), inst
+                        distinct(code_spans), function_list(code_spans, defs, exact=True), inst
                     )
                 long_rows.append(long_row)
         store.close()
@@ -449,7 +431,7 @@ def run(
     summary = {s: {m: round(statistics.fmean(r[s][m] for r in rows), 3) for m in METRICS} for s in systems}
     paired = {} if fast else {
         s: {
-            m: [round(x, 3) for x in bootstrap([r[s][m] - r["py:bm25" if s.startswith("py:") else "bm25"][m] for r in rows])]
+            m: [round(x, 3) for x in mean_ci([r[s][m] - r["py:bm25" if s.startswith("py:") else "bm25"][m] for r in rows])]
             for m in METRICS
         }
         for s in systems
@@ -460,23 +442,23 @@ def run(
         if not fast and s.split(":")[-1] in ("nav-files", "nav-code") and strong in systems:
             # against the stronger baseline too (stemmed, identifiers spelled as words)
             paired[f"{s} vs {strong}"] = {
-                m: [round(x, 3) for x in bootstrap([r[s][m] - r[strong][m] for r in rows])] for m in METRICS
+                m: [round(x, 3) for x in mean_ci([r[s][m] - r[strong][m] for r in rows])] for m in METRICS
             }
         if s.endswith("+vectors"):  # the vector leg's worth, paired against the lexical legs
             plain = s.removesuffix("+vectors")
             paired[f"{s} vs {plain}"] = {
-                m: [round(x, 3) for x in bootstrap([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
+                m: [round(x, 3) for x in mean_ci([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
             }
         if "[" in s:  # a variant against the default, paired
             plain = s.split("[", 1)[0]
             paired[f"{s} vs {plain}"] = {
-                m: [round(x, 3) for x in bootstrap([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
+                m: [round(x, 3) for x in mean_ci([r[s][m] - r[plain][m] for r in rows])] for m in METRICS
             }
     long_systems = [k for k in long_rows[0] if k.startswith("long:")] if long_rows else []
     long_summary = {s: {m: round(statistics.fmean(r[s][m] for r in long_rows), 3) for m in METRICS} for s in long_systems}
     long_paired = {
         f"{s} vs {s.split('[', 1)[0]}": {
-            m: [round(x, 3) for x in bootstrap([r[s][m] - r[s.split("[", 1)[0]][m] for r in long_rows])] for m in METRICS
+            m: [round(x, 3) for x in mean_ci([r[s][m] - r[s.split("[", 1)[0]][m] for r in long_rows])] for m in METRICS
         }
         for s in long_systems
         if "[" in s
@@ -486,7 +468,7 @@ def run(
         "long_summary": long_summary,
         "long_paired": long_paired,
         "long_latency_ms": {
-            name: {"p50": round(pct(v, 0.5), 1), "p95": round(pct(v, 0.95), 1), "n": len(v)} for name, v in lat_long_by.items()
+            name: {"p50": round(percentile(v, 0.5), 1), "p95": round(percentile(v, 0.95), 1), "n": len(v)} for name, v in lat_long_by.items()
         },
         "long_rows": long_rows,
         "split": split,
@@ -495,13 +477,13 @@ def run(
         "summary": summary,
         "paired_vs_bm25": paired,
         "latency_ms": {
-            "one_line_p50": round(pct(lat_short, 0.5), 1),
-            "one_line_p95": round(pct(lat_short, 0.95), 1),
-            "full_text_p50": round(pct(lat_long, 0.5), 1),
-            "full_text_p95": round(pct(lat_long, 0.95), 1),
+            "one_line_p50": round(percentile(lat_short, 0.5), 1),
+            "one_line_p95": round(percentile(lat_short, 0.95), 1),
+            "full_text_p50": round(percentile(lat_long, 0.5), 1),
+            "full_text_p95": round(percentile(lat_long, 0.95), 1),
             "full_text_n": len(lat_long),
         },
-        "index_s_p50": round(pct(index_s, 0.5), 2),
+        "index_s_p50": round(percentile(index_s, 0.5), 2),
         "embed_s_total": round(sum(embed_s), 1),
         "embedded_total": sum(embedded),
         "rows": rows,
@@ -549,7 +531,7 @@ def main() -> None:
     res = run(args.split, args.limit, args.long_per_repo, args.repos, args.variants.split(","), args.vectors, args.fast)
     print(render(res))
     if args.out:
-        Path(args.out).write_text(json.dumps(res, indent=1))
+        write_json(Path(args.out), res)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE))
 
 from loc_bench import long_text  # noqa: E402
 
+from bench.harness.stats import percentile as pct  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from storage.db import Store  # noqa: E402
 
@@ -54,11 +55,6 @@ def long_query(tree: Path, summary: str, words: int = 2000) -> str:
                 break
         text += " " + " ".join(pool[: words - len(have) + 1])
     return text
-
-
-def pct(xs: list[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def main() -> None:

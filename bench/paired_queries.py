@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.semble_bench import bootstrap_ci  # noqa: E402
+from bench.harness.stats import bootstrap_ci  # noqa: E402
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
                     )
                 olds.append(a["ndcg"])
                 diffs.append(b["ndcg"] - a["ndcg"])
-        lo, hi = bootstrap_ci(diffs)
+        lo, hi = bootstrap_ci(diffs, min_items=2)
         changed = sum(abs(d) > 1e-9 for d in diffs)
         print(
             f"{cfg:8s} {len(repos)} repos {len(diffs)} queries: {statistics.fmean(olds):.4f} -> "

@@ -5,7 +5,7 @@
 Needs the indexes that `semble_bench.py` leaves in bench/corpora/.idx/ (MiniLM, 128 tokens).
 """
 
-import json
+import argparse
 import statistics
 import sys
 import time
@@ -14,8 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import semble_bench as sb  # noqa: E402
-
+from bench.harness.data import SEMBLE_CORPORA, semble_queries  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import load_embedder  # noqa: E402
 from storage.db import Store  # noqa: E402
@@ -23,12 +22,12 @@ from storage.db import Store  # noqa: E402
 
 def main(names: list[str]) -> None:
     embedder = load_embedder(None)
-    idx = sb.CORPORA / ".idx" / "st_all-MiniLM-L6-v2_b772cb8ab1_128"
+    idx = SEMBLE_CORPORA / ".idx" / "st_all-MiniLM-L6-v2_b772cb8ab1_128"
     for name in names:
         store = Store(idx / f"{name}.db")
         search = SemanticSearch(store, embedder=embedder, vectors_dir=idx / f"{name}.vectors")
         search.search("warm up", k=10)
-        queries = json.loads((sb.BENCH / "annotations" / f"{name}.json").read_text())
+        queries = semble_queries(name)
         times = []
         for q in queries:
             t = time.perf_counter()
@@ -40,4 +39,6 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="+", help="semble repositories with a MiniLM bench index")
+    main(ap.parse_args().names)

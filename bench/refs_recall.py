@@ -68,6 +68,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.run import write_json  # noqa: E402
 from navigator.api import Navigator  # noqa: E402
 from navigator.results import Hit  # noqa: E402
 
@@ -688,11 +689,10 @@ def main() -> int:
     nav.close()
 
     out = args.out or HERE / "results" / f"refs_recall-{root.name}-seed{args.seed}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
     if verbs == ["refs"]:  # the file's old shape
-        out.write_text(json.dumps({"summary": summaries[0], "rows": all_rows["refs"]}, indent=1))
+        write_json(out, {"summary": summaries[0], "rows": all_rows["refs"]})
     else:
-        out.write_text(json.dumps({"summaries": summaries, "rows": all_rows}, indent=1))
+        write_json(out, {"summaries": summaries, "rows": all_rows})
     print(json.dumps(summaries if len(summaries) > 1 else summaries[0], indent=1))
     print("| project | verb | names | true refs | precise recall | precise+possible recall | complete but missing |")
     for sm in summaries:

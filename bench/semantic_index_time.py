@@ -5,6 +5,7 @@
 Writes a throwaway database under /tmp/embtime/ (the corpus is only read).
 """
 
+import argparse
 import shutil
 import sys
 import time
@@ -13,8 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import semble_bench as sb  # noqa: E402
-
+from bench.harness.data import SEMBLE_CORPORA  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import load_embedder  # noqa: E402
@@ -22,7 +22,7 @@ from storage.db import Store  # noqa: E402
 
 
 def main(name: str) -> None:
-    root = sb.CORPORA / name
+    root = SEMBLE_CORPORA / name
     db = Path(f"/tmp/embtime/{name}.db")
     shutil.rmtree(db.parent, ignore_errors=True)
     db.parent.mkdir(parents=True)
@@ -42,4 +42,6 @@ def main(name: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("name", help="a semble repository exported under the corpora folder")
+    main(ap.parse_args().name)

@@ -28,8 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import random
 import re
 import shutil
 import statistics
@@ -42,17 +40,18 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.data import SEMBLE, SEMBLE_CORPORA, semble_queries, semble_repos, semble_targets  # noqa: E402
+from bench.harness.metrics import distinct, semble_ndcg  # noqa: E402
+from bench.harness.run import write_json  # noqa: E402
+from bench.harness.stats import bootstrap_ci as _bootstrap_ci  # noqa: E402
+from bench.harness.stats import percentile  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder, set_thread_limit  # noqa: E402
 from storage.db import Store  # noqa: E402
 
-BENCH = Path(os.environ.get("NAV_SEMBLE", HERE.parent.parent / "shared" / "bench" / "semble"))
-if not BENCH.exists():
-    BENCH = Path("/work/shared/bench/semble")
-CORPORA = Path(os.environ.get("NAV_SEMBLE_CORPORA", "/work/corpora/semble"))
-if not CORPORA.exists() and (HERE / "corpora").exists():
-    CORPORA = HERE / "corpora"  # the earlier layout: bench/corpora/<name>/
+BENCH = SEMBLE  # ../shared/bench/semble (bench/harness/data.py)
+CORPORA = SEMBLE_CORPORA
 
 CONFIGS: dict[str, tuple[str, ...]] = {
     "fused": ("bm25", "vector", "symbols", "path"),
@@ -114,32 +113,6 @@ SEMBLE_LANGUAGE: dict[str, float] = {
 }  # fmt: skip
 
 
-def ndcg10(files: list[str], chunks: list[tuple[str, int, int]], targets: list[Any]) -> float:
-    """NDCG@10 over distinct files; ``chunks`` are (path, start, end) of the returned list."""
-    whole: set[str] = set()
-    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for t in targets:
-        if isinstance(t, str):
-            whole.add(t)
-        else:
-            spans[t["path"]].append((int(t.get("start_line", 0)), int(t.get("end_line", 10**9))))
-    n_targets = len(whole | set(spans))
-    if not n_targets:
-        return 0.0
-
-    def relevant(path: str) -> bool:
-        if path in whole:
-            return True
-        for p, s, e in chunks:
-            if p == path and any(s <= te and e >= ts for ts, te in spans.get(path, ())):
-                return True
-        return False
-
-    dcg = sum(1.0 / math.log2(i + 2) for i, f in enumerate(files[:10]) if relevant(f))
-    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(n_targets, 10)))
-    return dcg / idcg
-
-
 class QueryMemo:
     """The embedder with memoized query vectors: the first config (``fused``) pays for the
     encoding and is the one timed; the other configs reuse the vector."""
@@ -162,20 +135,13 @@ class QueryMemo:
         return self._memo[text]
 
 
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
 def label_prefix(repo: dict[str, Any], corpora: Path) -> str:
     """What to put before an indexed path to match the labels: the benchmark root, unless the
     labels are written relative to it (pandoc, xmonad, zls)."""
     broot = (repo.get("benchmark_root") or "").strip("/")
     if not broot:
         return ""
-    queries = json.loads((BENCH / "annotations" / f"{repo['name']}.json").read_text())
+    queries = semble_queries(repo["name"], BENCH)
     paths = {
         t if isinstance(t, str) else t["path"]
         for q in queries
@@ -201,7 +167,7 @@ def run_repo(
     broot = repo.get("benchmark_root") or ""
     root = corpora / name / broot
     prefix = label_prefix(repo, corpora)
-    queries = json.loads((BENCH / "annotations" / f"{name}.json").read_text())
+    queries = semble_queries(name, BENCH)
     vectors = any("vector" in CONFIGS[c] for c in configs)
     embedder = load_embedder(model, max_seq_length=max_seq_length) if vectors else None
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder.model_id) if embedder is not None else "lexical"
@@ -254,8 +220,8 @@ def run_repo(
             if cfg == configs[0]:
                 latencies.append(ms)
             chunk_list = [(prefix + h.path, h.start_line, h.end_line) for h in resp.items]
-            files = list(dict.fromkeys(p for p, _, _ in chunk_list))
-            score = ndcg10(files, chunk_list, list(q["relevant"]) + list(q.get("secondary", [])))
+            files = distinct(chunk_list)
+            score = semble_ndcg(files, chunk_list, semble_targets(q))
             rows.append({"query": q["query"], "category": q["category"], "ndcg": score, "top": files[:3]})
         per_config[cfg] = rows
     store.close()
@@ -271,8 +237,8 @@ def run_repo(
         "embed_s": round(embed_s, 2),
         "embedded": embedded,
         "chunks_per_s": round(embedded / embed_s, 1) if embedded and embed_s > 0 else None,
-        "p50_ms": round(pct(latencies, 0.5), 1),
-        "p90_ms": round(pct(latencies, 0.9), 1),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p90_ms": round(percentile(latencies, 0.9), 1),
         "queries": len(queries),
         "ndcg": {cfg: round(statistics.mean(r["ndcg"] for r in rows), 4) for cfg, rows in per_config.items()},
         "per_query": per_config,
@@ -291,12 +257,9 @@ def summarize(results: list[dict[str, Any]], configs: list[str]) -> dict[str, di
 
 
 def bootstrap_ci(diffs: list[float], n: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95% percentile interval of the mean of ``diffs`` (resampled with replacement)."""
-    if len(diffs) < 2:
-        return (float("nan"), float("nan"))
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(n))
-    return means[int(0.025 * n)], means[int(0.975 * n) - 1]
+    """95% percentile interval of the mean of ``diffs`` (resampled with replacement); none (NaN)
+    for fewer than two."""
+    return _bootstrap_ci(diffs, rounds=n, seed=seed, min_items=2)
 
 
 def _repo_mean(results: list[dict[str, Any]], cfg: str) -> float:
@@ -504,7 +467,7 @@ def main() -> None:
     if not args.no_vectors:
         set_thread_limit(args.threads)  # torch or ONNX Runtime alike
     corpora = Path(args.corpora)
-    repos = json.loads((BENCH / "repos.json").read_text())
+    repos = semble_repos(BENCH)
     chosen = choose(repos, args.repos, args.languages, args.set)
     missing = [r["name"] for r in chosen if not (corpora / r["name"]).exists()]
     if missing:
@@ -551,19 +514,16 @@ def write(
     if baseline:
         text = compare(json.loads(Path(baseline).read_text()), results, configs) + "\n\n" + text
     print(text)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "model": model,
-                "max_seq_length": seq,
-                "configs": configs,
-                "command": command,
-                "summary": summary,
-                "repos": results,
-            },
-            indent=1,
-        )
+    write_json(
+        out,
+        {
+            "model": model,
+            "max_seq_length": seq,
+            "configs": configs,
+            "command": command,
+            "summary": summary,
+            "repos": results,
+        },
     )
     header = (
         f"model: {model}, max_seq_length {seq}\n\ncommand: `{command}`\n" if command else f"model: {model}\n"

@@ -39,6 +39,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench.harness.jsonrpc import frame, read_frame  # noqa: E402
+
 PYTHON = sys.executable
 CALL_TIMEOUT_S = 120.0
 """One answer slower than this is a hang (counted as an error)."""
@@ -251,19 +253,9 @@ class Framed:
         try:
             while True:
                 if self.lsp:
-                    length = None
-                    while True:
-                        line = out.readline()
-                        if not line:
-                            return
-                        if not line.strip():
-                            break
-                        key, _, value = line.decode("ascii", "replace").partition(":")
-                        if key.lower() == "content-length":
-                            length = int(value)
-                    if length is None:
-                        continue
-                    msg = json.loads(out.read(length))
+                    msg = read_frame(out)
+                    if msg is None:
+                        return
                 else:
                     line = out.readline()
                     if not line:
@@ -281,8 +273,7 @@ class Framed:
                 self.cond.notify_all()
 
     def send(self, obj: dict[str, Any]) -> None:
-        body = json.dumps(obj).encode()
-        data = (b"Content-Length: %d\r\n\r\n" % len(body) + body) if self.lsp else body + b"\n"
+        data = frame(obj) if self.lsp else json.dumps(obj).encode() + b"\n"
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()

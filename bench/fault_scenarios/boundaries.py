@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fault_scenarios import FaultResult, Scenario
+from bench.harness.jsonrpc import frame
 
 AREA = "boundaries"
 SECRET = "sk-live-bench-5e2c"
@@ -254,9 +255,8 @@ def _lsp_session(root: Path, workdir: Path) -> tuple[list[str], int]:
     buf = b""
 
     def send(msg: dict[str, Any]) -> None:
-        body = json.dumps(msg).encode()
         assert proc.stdin is not None
-        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.write(frame(msg))
         proc.stdin.flush()
 
     def reply(req_id: int, timeout_s: float = 60.0) -> dict[str, Any]:
@@ -452,6 +452,7 @@ def hostile_socket(workdir: Path) -> list[FaultResult]:
 
     from navigator.frontends.client import DaemonClient
     from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
+    from storage.errors import UnsafeIndexDirError
 
     if os.geteuid() != 0:
         return [FaultResult(AREA, "socket folder / listener planted by another user", 0, 0, 0, 0,
@@ -460,33 +461,43 @@ def hostile_socket(workdir: Path) -> list[FaultResult]:
     # a folder planted at the fallback place, owned by another user or a symlink
     tmp = workdir / "tmp"
     tmp.mkdir(mode=0o1777)
-    saved = (os.environ.get("TMPDIR"), os.environ.pop("XDG_RUNTIME_DIR", None), tempfile.tempdir)
+    saved = (os.environ.get("TMPDIR"), os.environ.pop("XDG_RUNTIME_DIR", None), tempfile.tempdir,
+             os.environ.get("XDG_CACHE_HOME"))  # fmt: skip
     os.environ["TMPDIR"], tempfile.tempdir = str(tmp), None
+    os.environ["XDG_CACHE_HOME"] = str(workdir / "cache")  # the user's own fallback, here not in ~
     planted = tmp / f"nav-{os.getuid()}"
-    outputs = []
+    used: list[Path | None] = []  # the folder nav chose for each planted variant (None: it refused)
     try:
         planted.mkdir(mode=0o777)
         os.chown(planted, NOBODY, NOBODY)
         for undo, redo in ((planted.rmdir, lambda: planted.symlink_to(workdir)), (planted.unlink, None)):
             try:
-                outputs.append(f"used {socket_dir()}")
-            except Exception as exc:
-                outputs.append(str(exc))
+                used.append(socket_dir())
+            except UnsafeIndexDirError:
+                used.append(None)
             undo()
             if redo is not None:
                 redo()
         recovered = 2 if socket_dir() == planted else 0
     finally:
-        if saved[0] is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved[0]
+        for name, value in (("TMPDIR", saved[0]), ("XDG_CACHE_HOME", saved[3])):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if saved[1] is not None:
             os.environ["XDG_RUNTIME_DIR"] = saved[1]
         tempfile.tempdir = saved[2]
-    honest = sum("nav refuses to use it" in o for o in outputs)
+
+    def private(path: Path) -> bool:
+        st = os.lstat(path)
+        return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not stat.S_IMODE(st.st_mode) & 0o077
+
+    # Honest: refused, or (since cb224da) the user's own private folder instead; lost: the planted one used.
+    honest = sum(p is None or (p != planted and private(p)) for p in used)
     rows.append(FaultResult(AREA, "socket folder planted first by another user (owned by nobody, a symlink)",
-                            2, honest, recovered, sum(o.startswith("used") for o in outputs)))  # fmt: skip
+                            2, honest, recovered, sum(p == planted for p in used),
+                            note="nav uses the user's own cache folder instead"))  # fmt: skip
 
     # a listener of another user where the daemon's socket should be
     root = _hostile_repo(workdir / "peer")

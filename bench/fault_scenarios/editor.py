@@ -7,7 +7,6 @@ Recovered: the next request on the same connection was answered (the server stil
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import subprocess
@@ -17,15 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.fault_scenarios import FaultResult, Scenario
+from bench.harness.jsonrpc import frame as _frame
+from bench.harness.jsonrpc import read_frame
 
 AREA = "editor"
 WAIT_S = 20.0
 REPEAT = 3
-
-
-def _frame(obj: Any) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 class _Client:
@@ -47,18 +43,10 @@ class _Client:
         out = self.proc.stdout
         assert out is not None
         while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if not line:
-                    self.inbox.put(None)
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            self.inbox.put(json.loads(out.read(length)))
+            msg = read_frame(out)
+            self.inbox.put(msg)
+            if msg is None:
+                return
 
     def send(self, data: bytes) -> None:
         assert self.proc.stdin is not None

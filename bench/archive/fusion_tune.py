@@ -6,7 +6,7 @@ built and embedded them) and cached in ``bench/corpora/.idx/<slug>/<repo>.legs.p
 then each variant of :func:`semantic.fusion.fuse` is scored on the same queries, with a
 paired bootstrap interval of its difference from the first variant.
 
-    python bench/fusion_tune.py --languages python --max-seq-length 128
+    python bench/archive/fusion_tune.py --languages python --max-seq-length 128
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # bench/ (this one-off is kept in bench/archive/)
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from semble_bench import BENCH, CORPORA, ndcg10  # noqa: E402
+from semble_bench import BENCH, CORPORA  # noqa: E402
 
 import semantic.fusion as F  # noqa: E402
+from bench.harness.metrics import semble_ndcg as ndcg10  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
 from semantic.lexical import query_terms  # noqa: E402

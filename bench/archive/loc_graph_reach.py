@@ -6,7 +6,7 @@ times) or callers (definitions holding a reference to a hit's name) of its top N
 many candidates that neighbourhood holds. Development split only (bench/README.md, "Issue 9,
 third round"):
 
-    PYTHONPATH=$PWD nice -n 5 python bench/loc_graph_reach.py --split dev --top 5
+    PYTHONPATH=$PWD nice -n 5 python bench/archive/loc_graph_reach.py --split dev --top 5
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import loc_bench as lb  # noqa: E402
 

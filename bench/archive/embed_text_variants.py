@@ -7,7 +7,7 @@ the header in words, then each distinct identifier of the code (3+ characters) o
 Paired per query against a default run with ``bench/paired_queries.py`` (bench/README.md,
 "Issue 9, third round"):
 
-    EMBTEXT=bag OMP_NUM_THREADS=1 PYTHONPATH=$PWD nice -n 10 python bench/embed_text_variants.py --threads 1 \\
+    EMBTEXT=bag OMP_NUM_THREADS=1 PYTHONPATH=$PWD nice -n 10 python bench/archive/embed_text_variants.py --threads 1 \\
         --set dev --configs fused,vector --index-dir /tmp/embtext-bag --out /tmp/embtext-bag.json
 """
 
@@ -18,8 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import semble_bench  # noqa: E402
 

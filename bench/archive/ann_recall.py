@@ -6,7 +6,7 @@ Base vectors: every cached chunk embedding of the default model in the bench ind
 benchmark's real queries encoded by the same model. Latency: one query at a time, one
 OpenMP thread, as :class:`semantic.vectors.VectorIndex` searches.
 
-    python bench/ann_recall.py --sizes 20000,50000,100000,200000
+    python bench/archive/ann_recall.py --sizes 20000,50000,100000,200000
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # bench/ (this one-off is kept in bench/archive/)
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from semble_bench import BENCH, CORPORA  # noqa: E402
 

@@ -16,11 +16,11 @@ only for choices (bench/README.md, "Training the embedder from installable parts
 
 Needs the all-63 indexes with int8 vectors (``semble_bench.py --index-dir``).
 
-    OMP_NUM_THREADS=1 python bench/embedder_training.py vectors            # stored vectors + query vectors
-    OMP_NUM_THREADS=1 python bench/embedder_training.py adapter
-    python bench/embedder_training.py pairs
-    OMP_NUM_THREADS=2 python bench/embedder_training.py train --steps 500
-    OMP_NUM_THREADS=2 python bench/embedder_training.py eval --checkpoint <work>/lora_500.pt --set dev
+    OMP_NUM_THREADS=1 python bench/archive/embedder_training.py vectors            # stored vectors + query vectors
+    OMP_NUM_THREADS=1 python bench/archive/embedder_training.py adapter
+    python bench/archive/embedder_training.py pairs
+    OMP_NUM_THREADS=2 python bench/archive/embedder_training.py train --steps 500
+    OMP_NUM_THREADS=2 python bench/archive/embedder_training.py eval --checkpoint <work>/lora_500.pt --set dev
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # bench/ (this one-off is kept in bench/archive/)
 sys.path.insert(0, str(HERE.parent))
 
 from bench.semble_bench import BENCH, CORPORA, DEVELOPMENT, label_prefix  # noqa: E402

@@ -5,7 +5,7 @@ own FTS table), searched with nav's own query analysis; the files it ranks are f
 nav's files view by RRF at several weights and k. Development split only (bench/README.md,
 "Issue 9, third round"):
 
-    PYTHONPATH=$PWD nice -n 5 python bench/loc_filedoc.py --split dev --out /tmp/filedoc_dev.json
+    PYTHONPATH=$PWD nice -n 5 python bench/archive/loc_filedoc.py --split dev --out /tmp/filedoc_dev.json
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import loc_bench as lb  # noqa: E402
 
