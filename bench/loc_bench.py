@@ -44,6 +44,7 @@ the summary).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import re
 import sqlite3
@@ -63,72 +64,55 @@ from bench.harness.data import LOC, loc_instances  # noqa: E402
 from bench.harness.metrics import acc_at_k, distinct, first_hit_rank, recall_at_k  # noqa: E402
 from bench.harness.run import write_json  # noqa: E402
 from bench.harness.stats import mean_ci, percentile  # noqa: E402
-from navigator import search as search_module  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic import fusion, lexical  # noqa: E402
+from semantic.ranking import DEFAULT  # noqa: E402
 from storage.db import Store  # noqa: E402
 
-VARIANTS: dict[str, dict[tuple[Any, str], Any]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "nav": {},
-    "no-verb-forms": {(lexical, "VERB_FORMS"): False},
-    "code-file-0": {(fusion, "CODE_FILE_WEIGHT"): 0.0},
-    "code-file-1": {(fusion, "CODE_FILE_WEIGHT"): 1.0},
-    "code-split-1": {(fusion, "CODE_SPLIT_DECAY"): 1.0},
-    "no-said-parts": {(fusion, "SAID_PARTS"): False},
-    "uses-leg": {(search_module, "USES_LEG"): True},
-    "ipynb-as-code": {(fusion, "_PROSE_EXTENSIONS"): fusion._PROSE_EXTENSIONS - {"ipynb"}},
-    "max-chunk": {(fusion, "TOP_CHUNKS_PER_FILE"): 1},
-    "decay-0.5": {(fusion, "CHUNK_DECAY"): 0.5},
-    "top-5": {(fusion, "TOP_CHUNKS_PER_FILE"): 5},
-    "def-2.5": {(fusion, "DEFINITION_BOOST"): 2.5},
-    "test-0.1": {(fusion, "TEST_PENALTY"): 0.1},
-    "stem-2": {(fusion, "STEM_BOOST"): 2.0},
-    "issue-tags": {(lexical, "ISSUE_TAGS"): True},
-    "r2-words": {(lexical, "ISSUE_TAGS"): True, (lexical, "DROP_CONTRACTIONS"): True, (lexical, "DROP_LEAD_VERB"): True},
-    "module-stem": {(fusion, "MODULE_STEM"): True},
-    "drop-contractions": {(lexical, "DROP_CONTRACTIONS"): True},
-    "drop-lead-verb": {(lexical, "DROP_LEAD_VERB"): True},
-    "drop-digits": {(lexical, "DROP_SINGLE_DIGITS"): True},
-    "infile": {(search_module, "CODE_INFILE_FILES"): 3},
-    "infile-w1": {(search_module, "CODE_INFILE_FILES"): 3, (fusion, "INFILE_WEIGHT"): 1.0},
-    "infile-w0.25": {(search_module, "CODE_INFILE_FILES"): 3, (fusion, "INFILE_WEIGHT"): 0.25},
-    "infile-1": {(search_module, "CODE_INFILE_FILES"): 1},
-    "infile-5": {(search_module, "CODE_INFILE_FILES"): 5},
-    "rrf-30": {(fusion, "RRF_K"): 30},
-    "bm25-2": {(fusion, "LEG_WEIGHTS"): {"bm25": 2.0, "prf": 0.5}},
-    "long-r1": {(lexical, "DF_BY_MATCH"): False, (lexical, "MATCH_POSTINGS"): None},
-    "long-20k": {(lexical, "MATCH_POSTINGS"): 20_000},
-    "abbrev-1": {(lexical, "ABBREVIATIONS"): 1},
-    "abbrev-2": {(lexical, "ABBREVIATIONS"): 2},
-    "prf-4": {(search_module, "PRF_TERMS"): 4},
-    "prf-8": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
-    "prf-16": {(search_module, "PRF_TERMS"): 16, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
-    "prf-8-w0.5": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 0.5}},
-    "prf-8-w1": {(search_module, "PRF_TERMS"): 8, (fusion, "LEG_WEIGHTS"): {"prf": 1.0}},
-    "no-prf": {(search_module, "PRF_TERMS"): 0},
-    "prf-12": {(search_module, "PRF_TERMS"): 12},
-    "prf-docs-3": {(search_module, "PRF_DOCS"): 3},
-    "prf-docs-10": {(search_module, "PRF_DOCS"): 10},
-    "no-alnum": {(lexical, "ALNUM_NAMES"): False},
-    "no-path-roots": {(lexical, "PATH_ROOTS"): False},
+    "no-verb-forms": {"verb_forms": False},
+    "code-file-0": {"code_file_weight": 0.0},
+    "code-file-1": {"code_file_weight": 1.0},
+    "code-split-1": {"code_split_decay": 1.0},
+    "no-said-parts": {"said_parts": False},
+    "ipynb-as-code": {"prose_extensions": DEFAULT.prose_extensions - {"ipynb"}},
+    "max-chunk": {"top_chunks_per_file": 1},
+    "top-5": {"top_chunks_per_file": 5},
+    "def-2.5": {"definition_boost": 2.5},
+    "test-0.1": {"test_penalty": 0.1},
+    "stem-2": {"stem_boost": 2.0},
+    "rrf-30": {"rrf_k": 30},
+    "bm25-2": {"leg_weights": {"bm25": 2.0, "prf": 0.5}},
+    "long-r1": {"df_by_match": False, "match_postings": None},
+    "long-20k": {"match_postings": 20_000},
+    "prf-4": {"prf_terms": 4},
+    "prf-8": {"prf_terms": 8, "leg_weights": {"prf": 1.0}},
+    "prf-16": {"prf_terms": 16, "leg_weights": {"prf": 1.0}},
+    "prf-8-w0.5": {"prf_terms": 8, "leg_weights": {"prf": 0.5}},
+    "prf-8-w1": {"prf_terms": 8, "leg_weights": {"prf": 1.0}},
+    "no-prf": {"prf_terms": 0},
+    "prf-12": {"prf_terms": 12},
+    "prf-docs-3": {"prf_docs": 3},
+    "prf-docs-10": {"prf_docs": 10},
+    "no-alnum": {"alnum_names": False},
+    "no-path-roots": {"path_roots": False},
 }
-"""Ranking variants run on the same index in the same pass (module constants set, then restored)."""
+"""Ranking variants run on the same index in the same pass: each the RankingConfig fields it
+changes from the shipped ones (``dataclasses.replace(DEFAULT, **changes)``). The variants of the
+switches measured and deleted in issue 20 (``uses-leg``, ``decay-0.5``, ``issue-tags``,
+``r2-words``, ``module-stem``, ``drop-contractions``, ``drop-lead-verb``, ``drop-digits``,
+``infile*``, ``abbrev-1``, ``abbrev-2``) went with their code; bench/README.md keeps what they measured."""
 
 
-class variant:
-    def __init__(self, name: str) -> None:
-        self.changes = VARIANTS[name]
-        self.saved: dict[tuple[Any, str], Any] = {}
-
-    def __enter__(self) -> None:
-        for (mod, attr), value in self.changes.items():
-            self.saved[(mod, attr)] = getattr(mod, attr)
-            setattr(mod, attr, value)
-
-    def __exit__(self, *exc: object) -> None:
-        for (mod, attr), value in self.saved.items():
-            setattr(mod, attr, value)
+def variant_searches(search: SemanticSearch, names: list[str]) -> dict[str, SemanticSearch]:
+    """One searcher per variant over the same index, sharing ``search``'s model and vectors."""
+    return {
+        name: search
+        if not VARIANTS[name]
+        else SemanticSearch(search.store, config=dataclasses.replace(DEFAULT, **VARIANTS[name]), share_with=search)
+        for name in names
+    }
 
 REPOS = sorted(
     [
@@ -349,6 +333,7 @@ def run(
             index_root(tree, store)
             index_s.append(time.perf_counter() - t0)
             search = SemanticSearch(store)
+            searches = variant_searches(search, variants)
             if with_vectors:
                 t0 = time.perf_counter()
                 rep = search.sync()  # cached by content: a commit embeds only its new chunks
@@ -373,14 +358,13 @@ def run(
                 base.db.close()
                 base_py.db.close()
             for name in variants:
-                with variant(name):
-                    t0 = time.perf_counter()
-                    resp = search.search(q, k=50, legs=LEXICAL)
-                    if name == "nav":
-                        lat_short.append((time.perf_counter() - t0) * 1e3)
-                    spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
-                    nav_files = distinct(spans)
-                    code = search.search(q, k=50, legs=LEXICAL, view="code")
+                t0 = time.perf_counter()
+                resp = searches[name].search(q, k=50, legs=LEXICAL)
+                if name == "nav":
+                    lat_short.append((time.perf_counter() - t0) * 1e3)
+                spans = [(h.path, h.start_line, h.end_line) for h in resp.items]
+                nav_files = distinct(spans)
+                code = searches[name].search(q, k=50, legs=LEXICAL, view="code")
                 code_spans = [(h.path, h.start_line, h.end_line) for h in code.items]
                 suffix = "" if name == "nav" else f"[{name}]"
                 row[f"nav-files{suffix}"] = score(nav_files, function_list(spans, defs), inst)
@@ -407,11 +391,10 @@ def run(
                 search.search(text, k=50, legs=LEXICAL)  # warm
                 long_row: dict[str, Any] = {"id": inst["id"], "repo": repo}
                 for name in variants:
-                    with variant(name):
-                        t0 = time.perf_counter()
-                        resp = search.search(text, k=50, legs=LEXICAL)
-                        ms = (time.perf_counter() - t0) * 1e3
-                        code = search.search(text, k=50, legs=LEXICAL, view="code")
+                    t0 = time.perf_counter()
+                    resp = searches[name].search(text, k=50, legs=LEXICAL)
+                    ms = (time.perf_counter() - t0) * 1e3
+                    code = searches[name].search(text, k=50, legs=LEXICAL, view="code")
                     if name == "nav":
                         lat_long.append(ms)
                     lat_long_by[name].append(ms)

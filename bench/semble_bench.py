@@ -26,6 +26,7 @@ Indexes live in ``<corpora>/.idx/<model-slug or "lexical">/<repo>.db`` and are r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -48,6 +49,7 @@ from bench.harness.stats import percentile  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder, set_thread_limit  # noqa: E402
+from semantic.ranking import DEFAULT, RankingConfig  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 BENCH = SEMBLE  # ../shared/bench/semble (bench/harness/data.py)
@@ -162,6 +164,7 @@ def run_repo(
     cold_index: bool = False,
     corpora: Path = CORPORA,
     index_dir: Path | None = None,
+    ranking: RankingConfig = DEFAULT,
 ) -> dict[str, Any]:
     name = repo["name"]
     broot = repo.get("benchmark_root") or ""
@@ -197,7 +200,7 @@ def run_repo(
         index_s = time.perf_counter() - t0
     vec_dir = db.parent / f"{name}.vectors"
     memo = QueryMemo(embedder) if embedder is not None else None
-    search = SemanticSearch(store, embedder=memo, vectors_dir=vec_dir)
+    search = SemanticSearch(store, embedder=memo, vectors_dir=vec_dir, config=ranking)
     embed_s = 0.0
     embedded = 0
     if vectors:
@@ -396,17 +399,45 @@ def choose(repos: list[dict[str, Any]], names: str, languages: str, which: str) 
     return chosen
 
 
+_RANKING_MODULES = ("semantic.fusion", "semantic.lexical", "navigator.search", "navigator.team")
+
+
 def set_const(assignment: str) -> None:
-    """``semantic.fusion.STEM_BOOST=2.0``: set a module constant (a Python literal) for this run."""
+    """``storage.pg.SYMBOL_SIMILARITY=0.3``: set a module constant (a Python literal) for this run.
+    Ranking settings are no module constants: they are :class:`semantic.ranking.RankingConfig`
+    fields, set with ``--rank`` (see :func:`ranking_config`)."""
     import ast
     import importlib
 
     target, _, value = assignment.partition("=")
     module_name, _, attr = target.rpartition(".")
+    if module_name in _RANKING_MODULES:
+        raise SystemExit(
+            f"--set-const {assignment[:100]}: ranking settings are RankingConfig fields now; "
+            "use --rank FIELD=VALUE (e.g. --rank stem_boost=2.0)"
+        )
     module = importlib.import_module(module_name)
     if not hasattr(module, attr):
         raise SystemExit(f"--set-const {assignment[:100]}: {module_name} has no {attr!r}")
     setattr(module, attr, ast.literal_eval(value))
+
+
+def ranking_config(assignments: list[str]) -> RankingConfig:
+    """``["rrf_k=20", "stem_boost=2.0"]`` -> the shipped ranking with those fields changed
+    (each value a Python literal)."""
+    import ast
+
+    fields = {f.name for f in dataclasses.fields(RankingConfig)}
+    changes: dict[str, Any] = {}
+    for assignment in assignments:
+        name, _, value = assignment.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--rank {assignment[:100]}: RankingConfig has no field {name!r}")
+        changes[name] = ast.literal_eval(value)
+    try:
+        return dataclasses.replace(DEFAULT, **changes)
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"--rank: {exc}") from None
 
 
 def main() -> None:
@@ -437,11 +468,19 @@ def main() -> None:
         action="append",
         default=[],
         metavar="MODULE.NAME=VALUE",
-        help="tuning: set a ranking constant first, e.g. semantic.fusion.MODULE_STEM=False (repeatable)",
+        help="tuning: set a module constant first, e.g. storage.pg.SYMBOL_SIMILARITY=0.3 (repeatable)",
+    )
+    ap.add_argument(
+        "--rank",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="tuning: a RankingConfig field for this run, e.g. stem_boost=2.0 (repeatable)",
     )
     args = ap.parse_args()
     for assignment in args.set_const:
         set_const(assignment)
+    ranking = ranking_config(args.rank)
     if args.merge:
         parts = [json.loads(Path(f).read_text()) for f in args.merge.split(",")]
         configs = parts[0]["configs"]
@@ -479,7 +518,7 @@ def main() -> None:
     for repo in chosen:
         index_dir = Path(args.index_dir) if args.index_dir else None
         r = run_repo(
-            repo, model, args.cold, configs, args.max_seq_length, args.cold_index, corpora, index_dir
+            repo, model, args.cold, configs, args.max_seq_length, args.cold_index, corpora, index_dir, ranking
         )
         results.append(r)
         print(

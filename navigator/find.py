@@ -19,12 +19,8 @@ from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
 from semantic.fusion import rrf
 from semantic.lexical import mentions
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, SymbolNotFoundError, UsageError
-
-RRF_K = 60
-LEG_DEPTH = 50
-MAX_EXACT_NAMES = 4
-"""Names of one query the exact leg looks up (each costs a language-server request)."""
 
 Key = tuple[str, int]
 
@@ -64,7 +60,11 @@ class Legs(Protocol):
     def search(self, text: str, *, k: int) -> Response[SearchHit]: ...
 
 
-def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
+def run_query(
+    nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0, config: RankingConfig = DEFAULT
+) -> Response[Found]:
+    """Route ``text``, run the legs it needs and fuse them (``config.query_rrf_k``,
+    ``config.query_leg_depth``, ``config.max_exact_names``)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise UsageError(f"limit must be a positive integer, got {limit!r}")
     started = time.perf_counter()
@@ -105,7 +105,7 @@ def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0
         refs = getattr(nav, verb, None)
         if refs is None:
             return
-        resp = refs(name, deadline_s=deadline_s, limit=LEG_DEPTH * 4)
+        resp = refs(name, deadline_s=deadline_s, limit=config.query_leg_depth * 4)
         absorb(resp)
         nonlocal exact_complete
         exact_complete = exact_complete and resp.complete
@@ -116,17 +116,17 @@ def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0
         refs = getattr(nav, "references", None)
         if refs is None:
             raise UsageError("position queries need the exact-navigation leg, which is not available")
-        resp = refs(text.strip(), deadline_s=deadline_s, limit=LEG_DEPTH * 4)
+        resp = refs(text.strip(), deadline_s=deadline_s, limit=config.query_leg_depth * 4)
         absorb(resp)
         for h in resp.items:
             add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
     if route.kind in ("exact", "both"):
         names = list(route.identifiers)
-        if len(names) > MAX_EXACT_NAMES:
+        if len(names) > config.max_exact_names:
             # Pasted issue text names dozens of things: ask the exact leg about the strongest
             # few (traceback frames and quoted code first, see semantic.lexical.mentions).
             ranked = [n for n in mentions(route.text).names if n in names]
-            names = list(dict.fromkeys([*ranked, *names]))[:MAX_EXACT_NAMES]
+            names = list(dict.fromkeys([*ranked, *names]))[: config.max_exact_names]
             notes.append(
                 f"the exact leg looked up {len(names)} of the {len(route.identifiers)} names: "
                 + ", ".join(f"`{n}`" for n in names)
@@ -139,7 +139,7 @@ def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0
         if route.kind == "exact":
             notes.append("no exact match; showing search results")
         try:
-            resp = nav.search(route.text.replace("`", ""), k=LEG_DEPTH)
+            resp = nav.search(route.text.replace("`", ""), k=config.query_leg_depth)
         except NavError as err:
             complete = False
             reasons.append(f"search unavailable: {err}")
@@ -148,7 +148,7 @@ def run_query(nav: Legs, text: str, *, limit: int = 20, deadline_s: float = 10.0
             for c in resp.items:
                 add("search", _from_chunk(c))
 
-    fused = rrf(legs, k=RRF_K)
+    fused = rrf(legs, k=config.query_rrf_k)
     if answered:
         # The exact answer first and whole (the answer leg's order, then the definitions),
         # then search hits as related code.

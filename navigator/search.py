@@ -20,84 +20,53 @@ Freshness and speed:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
-import math
-import re
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-
+from navigator.pipeline import (
+    VIEWS,
+    Candidates,
+    ChunkText,
+    Definition,
+    Feedback,
+    PathIndex,
+    chunk_hit,
+    code_view,
+    code_view_depth,
+    feedback_words,
+    path_candidates,
+    rank,
+    unlisted,
+)
 from navigator.results import Response, SearchHit
-from semantic import fusion
-from semantic.embed import Embedder, embedding_text, load_embedder
-from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
+from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_key
+from semantic.embed import Embedder
+from semantic.fusion import ChunkMeta, Ranked
 from semantic.lexical import (
-    STOPWORDS,
     QueryTerms,
     bm25_chunks,
-    by_basename,
-    by_path_word,
     cap_terms,
     doc_freqs,
     named_files,
-    path_files,
-    path_words,
     query_terms,
-    stem,
     symbol_chunks,
-    uses_chunks,
 )
-from semantic.vectors import VectorIndex
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.db import Store
 from storage.errors import IndexDamagedError, IndexIOError, StorageError
 from storage.query import Scope
-from storage.tokens import fts_query, split_identifier
+from storage.tokens import fts_query
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncReport", "embed_key", "feedback_words"]
+__all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncProgress", "SyncReport", "embed_key", "feedback_words"]
+# ``feedback_words`` and ``VIEWS`` live in navigator.pipeline (the pipeline's pure core), the
+# vectors' part (``SyncReport``, ``embed_key``) in navigator.vector_sync; named here too.
 
-LEGS = ("bm25", "vector", "symbols", "path", "refs")
-USES_LEG = False
-"""The ``refs`` leg: chunks that use (reference) the names a query mentions, ranked by how many
-of its uses they hold — the named definitions' neighbourhood in the syntax reference graph.
-Off: measured on the issue-localization dev set, see bench/README.md."""
-DEPTH = 50
-"""Candidates taken from each leg before fusion (at least; a larger ``k`` deepens every leg)."""
-CODE_INFILE_FILES = 0
-"""When above 0, the code view searches the best this-many files again on their own (BM25
-restricted to their paths: the ``infile`` leg, weighted by ``semantic.fusion.INFILE_WEIGHT``).
-Measured and left off (bench/README.md, second round): on 166 issue-localization instances,
-3 files cost 0.036 file Acc@10 in the code view [−0.072, −0.006] for +0.007 function R@5."""
-PRF_TERMS = 8
-"""Pseudo-relevance feedback: the words most shared by the first ranking's best
-:data:`PRF_DOCS` chunks (in at least :data:`PRF_MIN_DOCS` of them, not the query's, weighted by
-their rarity in the index) join the query's words in one more BM25 leg, ``prf``, fused at
-``semantic.fusion.LEG_WEIGHTS["prf"]`` (0.5). Short queries only; 0 turns it off. It finds the
-code that shares the best hits' vocabulary without the query's words: measured on development
-data, then once on both check sets (bench/README.md, "pseudo-relevance feedback"): issue
-localization file Acc@5 +0.024 [+0.006, +0.048] on 166 development instances, semble's
-benchmark unchanged."""
-PRF_DOCS = 5
-PRF_MIN_DOCS = 2
-PRF_BASE = 200
-"""How many of the ``bm25`` leg's scores the ``prf`` leg adds the shared words' scores to."""
-PRF_MAX_DF = 0.1
-"""A feedback word in more than this share of the chunks is too common to help."""
-_PRF_WORD = re.compile(r"[a-z][a-z0-9]{2,}")
-VIEWS = ("files", "code")
-CODE_KINDS = ("function", "method", "class", "interface", "struct", "trait", "enum", "type", "module")
-"""Definitions the code view lists (constants and variables are read in their enclosing code)."""
-
-SyncProgress = Callable[[int, int], None]
-"""Called as ``progress(embedded_so_far, to_embed)`` during :meth:`SemanticSearch.sync`."""
-
+LEGS = ("bm25", "vector", "symbols", "path")
 
 _T = TypeVar("_T")
 
@@ -119,128 +88,10 @@ def _leg_or_problem(leg: str, run: Callable[[], _T], empty: _T, problems: list[s
         return empty
 
 
-def feedback_words(
-    docs: Iterable[tuple[str | None, str | None]],
-    terms: QueryTerms,
-    doc_freqs_of: Callable[[list[str], int], dict[str, int]],
-    chunk_count: Callable[[], int],
-) -> list[str]:
-    """The words a ``prf`` leg adds to the query (see :data:`PRF_TERMS`), best first: words of the
-    first ranking's best chunks (``docs``: their (symbol, text)) present in at least
-    :data:`PRF_MIN_DOCS` of them, neither asked by the query nor stopwords, weighted by
-    count * log(n / df) among the ``chunk_count()`` chunks of the index; a word in more than
-    :data:`PRF_MAX_DF` of them is dropped. ``doc_freqs_of(words, cap)`` counts each word's chunks
-    up to ``cap + 1`` (the local index: FTS5; the team store: PostgreSQL). Shared by the local
-    search and the team store's, so the two pick their words alike."""
-    counts: dict[str, int] = {}
-    n_docs = 0
-    for sym, text in docs:
-        n_docs += 1
-        for w in set(_PRF_WORD.findall(f"{sym or ''} {text or ''}".lower())):
-            counts[w] = counts.get(w, 0) + 1
-    if n_docs < PRF_MIN_DOCS or not PRF_TERMS:
-        return []
-    asked = terms.stems | terms.said  # every spelling of every word the query says
-    shared = sorted(
-        (w for w, c in counts.items() if c >= PRF_MIN_DOCS and w not in asked and w not in STOPWORDS),
-        key=lambda w: (-counts[w], w),
-    )[: 4 * PRF_TERMS]
-    if not shared:
-        return []
-    n = max(1, chunk_count())
-    cap = max(1, int(PRF_MAX_DF * n))
-    df = doc_freqs_of(shared, cap)
-    weight = {w: counts[w] * math.log(n / df[w]) for w in shared if 0 < df.get(w, 0) <= cap}
-    return sorted(weight, key=lambda w: (-weight[w], w))[:PRF_TERMS]
-
-
-def embed_key(content_hash: str, path: str, symbol: str | None, signature: str | None) -> str:
-    """The cache key of a chunk's vector: its content and the header it is embedded with."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (content_hash, path, symbol or "", signature or ""):
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class SyncReport:
-    chunks: int
-    """Chunks in the index."""
-    vectors: int
-    """Chunks with a vector after the sync."""
-    embedded: int
-    """Texts run through the model in this sync."""
-    from_cache: int
-    removed: int
-    seconds: float
-
-    @property
-    def complete(self) -> bool:
-        return self.vectors >= self.chunks
-
-
-_SNIPPET_LINES = 8
-
-
-def _snippet(text: str) -> str:
-    lines = [ln.rstrip() for ln in text.splitlines()]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return "\n".join(lines[:_SNIPPET_LINES])
-
-
-_SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
-    """How much of the query one definition's own lines match (a definition the query names
-    matches fully): the share of the query's words found among its words."""
-    last = qualified.rsplit(".", 1)[-1]
-    if any(ident.rsplit(".", 1)[-1] == last for ident in terms.identifiers):
-        return 1.0
-    if not terms.words:
-        return 0.0
-    toks = {w for ln in lines for t in _WORDS.findall(ln) for w in split_identifier(t)}
-    toks |= set(split_identifier(last))
-    return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
-
-
-_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _named_at(qualified: str, terms: QueryTerms) -> int:
-    """Where the query names this definition (its position among the query's identifiers,
-    strongest first), else after them all; a definition matched by words comes next."""
-    last = qualified.rsplit(".", 1)[-1]
-    for pos, ident in enumerate(terms.identifiers):
-        if ident == qualified or ident.rsplit(".", 1)[-1] == last:
-            return pos
-    return len(terms.identifiers) + (0 if definition_match(qualified, terms) else 1)
-
-
-class _Shared:
-    """What instances over the same index share: the model, the vectors, one lock."""
-
-    def __init__(self, *, embedder: Embedder | None, model: str | Path | None) -> None:
-        self.embedder = embedder
-        self.model = model
-        self.index: VectorIndex | None = None
-        self.lock = threading.RLock()
-        self.synced: tuple[object, ...] | None = None
-        """(chunks signature, model id, vectors) of the last complete sync."""
-        self.in_flight: set[str] = set()
-        """Embedding keys a sync is embedding right now (outside the lock)."""
-        self.refreshed: tuple[tuple[object, ...], tuple[int, int]] | None = None
-        """(state, (vectors, chunks)) of the last search-time refresh."""
-        self.keys: tuple[tuple[object, ...], dict[int, str]] | None = None
-        """(chunks signature, chunk id -> embedding key): recomputed only when chunks change."""
-        self.file_stamp: tuple[int, int] | None = None
-        """(mtime_ns, size) of the vectors file this process last loaded or wrote."""
-
-
-class SemanticSearch:
-    """Search over one index database. Sync methods; one writer at a time (a lock)."""
+class SemanticSearch(VectorSync):
+    """Search over one index database: its vectors (:class:`navigator.vector_sync.VectorSync`)
+    and lexical legs, fused by the pipeline core (:mod:`navigator.pipeline`). Sync methods; one
+    writer at a time (a lock)."""
 
     def __init__(
         self,
@@ -249,321 +100,26 @@ class SemanticSearch:
         embedder: Embedder | None = None,
         model: str | Path | None = None,
         vectors_dir: Path | None = None,
-        depth: int = DEPTH,
+        depth: int | None = None,
         share_with: SemanticSearch | None = None,
+        config: RankingConfig = DEFAULT,
     ) -> None:
         """``share_with``: another instance over the same index (another thread's SQLite
-        connection) whose model, vectors and lock this one uses too."""
-        self.store = store
-        self._vectors_dir = Path(vectors_dir) if vectors_dir else store.path.parent
-        if vectors_dir:  # a folder the caller chose is made; `.nav` never is here (a deleted root stays gone)
-            self._vectors_dir.mkdir(parents=True, exist_ok=True)
-        self.depth = depth
-        self._path_cache: tuple[tuple[int, float], dict[str, set[str]]] | None = None
-        self._basename_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
-        self._postings_cache: tuple[dict[str, set[str]], dict[str, list[str]]] | None = None
-        if share_with is not None:
-            self._shared: _Shared = share_with._shared
-        else:
-            self._shared = _Shared(embedder=embedder, model=model)
-        self._lock = self._shared.lock
-
-    @property
-    def _index(self) -> VectorIndex | None:
-        return self._shared.index
-
-    # -- resources ---------------------------------------------------------------------------
-
-    @property
-    def embedder(self) -> Embedder:
-        with self._lock:
-            if self._shared.embedder is None:
-                self._shared.embedder = load_embedder(self._shared.model)
-            return self._shared.embedder
-
-    @property
-    def model_loaded(self) -> bool:
-        """Whether the embedding model shared by every instance over this index is in memory."""
-        return self._shared.embedder is not None
-
-    def release_model(self) -> bool:
-        """Drop the embedding model shared by every instance over this index (it loads again on
-        next use); False when none is loaded or a sync is embedding right now."""
-        with self._lock:
-            if self._shared.embedder is None or self._shared.in_flight:
-                return False
-            self._shared.embedder = None
-            return True
-
-    @property
-    def vectors_path(self) -> Path:
-        slug = _SLUG.sub("_", self.embedder.model_id)[:80]
-        return self._vectors_dir / f"vectors-{slug}.npz"
-
-    def _vector_index(self) -> VectorIndex:
-        """The shared vector index, created empty (which loads the model for its dimension)
-        when there is neither a saved index nor a cached vector."""
-        with self._lock:
-            index = self._existing_index()
-            if index is None:
-                index = self._shared.index = VectorIndex(self.embedder.dim, self.embedder.model_id)
-            return index
-
-    def _existing_index(self) -> VectorIndex | None:
-        """The shared vector index without loading the model: the saved file, else an empty
-        index sized by a vector cached in SQLite, else None (no vectors exist at all)."""
-        with self._lock:
-            if self._shared.index is None:
-                model_id = self.embedder.model_id  # known without loading the model
-                loaded = self._load_file(model_id)
-                if loaded is None:
-                    dim = self.store.vector_dim(model_id)
-                    loaded = VectorIndex(dim, model_id) if dim is not None else None
-                self._shared.index = loaded
-            return self._shared.index
-
-    def _file_stamp(self) -> tuple[int, int] | None:
-        try:
-            st = self.vectors_path.stat()
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
-
-    def _load_file(self, model_id: str) -> VectorIndex | None:
-        stamp = self._file_stamp()
-        loaded = VectorIndex.load(self.vectors_path) if stamp is not None else None
-        if loaded is None or loaded.model_id != model_id:
-            return None
-        self._shared.file_stamp = stamp
-        return loaded
-
-    # -- sync --------------------------------------------------------------------------------
-
-    def _signature(self) -> tuple[object, ...]:
-        """Cheap fingerprint of the chunks table: any index run that changes a file changes it."""
-        return tuple(self.store.index_signature())
-
-    def _chunk_keys(self) -> dict[int, str]:
-        return {k.id: embed_key(k.hash, k.path, k.symbol, k.signature) for k in self.store.chunk_keys()}
-
-    def vector_coverage(self) -> tuple[int, int]:
-        """(chunks with a current vector, chunks), without embedding or loading the model."""
-        return self.refresh()
-
-    def refresh(self) -> tuple[int, int]:
-        """What a search does instead of embedding. Never runs or loads the model.
-
-        - When another process saved newer vectors (``nav index --embed``, a daemon), load them.
-        - When the chunks changed (an index run) or vectors were loaded: drop vectors of changed
-          or deleted chunks and add vectors cached in SQLite (a revert, a branch switch back).
-        - Count the chunks that have a current vector.
-
-        Returns (chunks with a current vector, chunks). A query pays for this only when
-        something changed: the chunks' embedding keys are kept until the chunks change."""
-        with self._lock:
-            signature = self._signature()
-            cached = self._shared.keys
-            keys_changed = cached is None or cached[0] != signature
-            if cached is None or keys_changed:
-                cached = self._shared.keys = (signature, self._chunk_keys())
-            keys = cached[1]
-            reloaded = False
-            index = self._existing_index()
-            stamp = self._file_stamp()
-            if index is not None and stamp is not None and stamp != self._shared.file_stamp:
-                fresh = self._load_file(index.model_id)
-                if fresh is not None:
-                    index = self._shared.index = fresh
-                    reloaded = True
-            size = len(index) if index is not None else -1
-            state = (*signature, size, stamp)
-            last = self._shared.refreshed
-            if last is not None and last[0] == state and not reloaded:
-                return last[1]
-            if index is None:
-                coverage = (0, len(keys))
-            else:
-                if keys_changed or reloaded or last is None:
-                    have = index.items()
-                    index.remove([i for i, k in have.items() if keys.get(i) != k])
-                    have = index.items()
-                    self._add_cached(index, {i: k for i, k in keys.items() if have.get(i) != k}, index.model_id)
-                have = index.items()
-                coverage = (sum(1 for i, k in keys.items() if have.get(i) == k), len(keys))
-                size = len(index)
-            self._shared.refreshed = ((*signature, size, stamp), coverage)
-            return coverage
-
-    def sync(
-        self,
-        *,
-        budget_s: float | None = None,
-        max_embed: int | None = None,
-        batch_size: int = 64,
-        progress: SyncProgress | None = None,
-        save: bool = True,
-    ) -> SyncReport:
-        """Bring the vectors in step with the chunks table.
-
-        Removes vectors of deleted or changed chunks, adds cached vectors, and embeds
-        the rest (texts sorted by length so a batch pads little). ``budget_s`` /
-        ``max_embed`` bound the embedding work; what is left stays missing and a later
-        sync continues.
-
-        The shared lock is held only to plan and to add finished vectors, never while the
-        model runs: a search in another thread waits milliseconds, not an embedding slice.
-        Chunks another thread is embedding right now are skipped, not embedded twice.
-        """
-        t0 = time.perf_counter()
-        with self._lock:
-            emb = self.embedder
-            model_id = emb.model_id
-            index = self._vector_index()
-            signature = self._signature()
-            if self._shared.synced == (signature, model_id, len(index)):
-                # Nothing changed since the last complete sync: skip reading every chunk.
-                return SyncReport(len(index), len(index), 0, 0, 0, time.perf_counter() - t0)
-            keys = self._chunk_keys()
-            have = index.items()
-            stale = [i for i, k in have.items() if keys.get(i) != k]
-            removed = index.remove(stale)
-            missing = {i: k for i, k in keys.items() if have.get(i) != k}
-            from_cache = self._add_cached(index, missing, model_id)
-            todo: dict[str, list[int]] = {}
-            for i, k in missing.items():
-                if i not in index and k not in self._shared.in_flight:
-                    todo.setdefault(k, []).append(i)
-            if (max_embed is not None and max_embed <= 0) or (budget_s is not None and budget_s <= 0):
-                todo = {}
-            items = self._texts(todo, max_embed)
-            claimed = {k for k, _ in items}
-            self._shared.in_flight |= claimed
-        embedded = 0
-        try:
-            if items:
-                embedded = self._embed_items(index, items, todo, model_id, t0, budget_s, batch_size, progress)
-        finally:
-            changed = bool(removed or from_cache or embedded)
-            with self._lock:
-                self._shared.in_flight -= claimed
-                if changed:
-                    index.maybe_go_approximate()
-                have = index.items()
-                complete = all(have.get(i) == k for i, k in keys.items())
-                self._shared.synced = (signature, model_id, len(index)) if complete else None
-                vectors = sum(1 for i, k in keys.items() if have.get(i) == k)
-            if changed and save:
-                # Outside the shared lock: the index snapshots itself under its own lock and the
-                # file is written atomically, so a search never waits for the disk.
-                index.save(self.vectors_path)
-                with self._lock:
-                    self._shared.file_stamp = self._file_stamp()  # our own write: nothing to reload
-        return SyncReport(
-            chunks=len(keys),
-            vectors=vectors,
-            embedded=embedded,
-            from_cache=from_cache,
-            removed=removed,
-            seconds=time.perf_counter() - t0,
-        )
-
-    def _add_cached(self, index: VectorIndex, missing: dict[int, str], model_id: str) -> int:
-        if not missing:
-            return 0
-        by_key: dict[str, list[int]] = {}
-        for i, k in missing.items():
-            by_key.setdefault(k, []).append(i)
-        keys = list(by_key)
-        added = 0
-        dim = index.dim
-        for start in range(0, len(keys), 500):
-            part = keys[start : start + 500]
-            ids: list[int] = []
-            hashes: list[str] = []
-            vecs: list[np.ndarray] = []
-            for h, v in self.store.fetch_vectors(model_id, part).items():
-                if int(v.shape[0]) != dim:
-                    continue
-                for cid in by_key[h]:
-                    ids.append(cid)
-                    hashes.append(h)
-                    vecs.append(v)
-            if ids:
-                index.add(ids, hashes, np.vstack(vecs))
-                added += len(ids)
-        return added
-
-    def _texts(self, todo: dict[str, list[int]], max_embed: int | None) -> list[tuple[str, str]]:
-        """(key, text to embed) for one representative chunk per key, shortest first."""
-        if not todo:
-            return []
-        rep = {ids[0]: k for k, ids in todo.items()}
-        rows = self.store.chunks_by_ids(list(rep))
-        items = sorted(
-            ((rep[cid], embedding_text(r.path, r.symbol, r.signature, r.text)) for cid, r in rows.items()),
-            key=lambda kv: len(kv[1]),
-        )
-        return items[:max_embed] if max_embed is not None else items
-
-    def _embed_items(
-        self,
-        index: VectorIndex,
-        items: list[tuple[str, str]],
-        todo: dict[str, list[int]],
-        model_id: str,
-        t0: float,
-        budget_s: float | None,
-        batch_size: int,
-        progress: SyncProgress | None,
-    ) -> int:
-        """Run the model over ``items`` in batches (no lock held), caching each batch in
-        SQLite and adding it to the shared index under the lock."""
-        total = len(items)
-        done = 0
-        emb = self.embedder
-        for start in range(0, total, batch_size):
-            if budget_s is not None and start > 0 and time.perf_counter() - t0 > budget_s:
-                break
-            batch = items[start : start + batch_size]
-            vecs = emb.embed_documents([t for _, t in batch])
-            self.store.push_vectors(model_id, {k: vecs[j] for j, (k, _) in enumerate(batch)})
-            ids: list[int] = []
-            hashes: list[str] = []
-            rows_v: list[np.ndarray] = []
-            for j, (k, _) in enumerate(batch):
-                for cid in todo[k]:
-                    ids.append(cid)
-                    hashes.append(k)
-                    rows_v.append(vecs[j])
-            with self._lock:
-                index.add(ids, hashes, np.vstack(rows_v))
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-        return done
+        connection) whose model, vectors and lock this one uses too. ``config``: how this
+        instance ranks (``depth``, when given, replaces ``config.depth``)."""
+        super().__init__(store, embedder=embedder, model=model, vectors_dir=vectors_dir, share_with=share_with)
+        self.config = config if depth is None else dataclasses.replace(config, depth=depth)
+        self.depth = self.config.depth
+        self._path_cache: tuple[tuple[int, float], PathIndex] | None = None
 
     # -- search ------------------------------------------------------------------------------
 
-    def _file_words(self) -> dict[str, set[str]]:
+    def _path_index(self) -> PathIndex:
+        """The indexed files as the path leg reads them, read again when a file changes."""
         key = self.store.files_signature()
         if self._path_cache is None or self._path_cache[0] != key:
-            paths = self.store.file_paths()
-            self._path_cache = (key, {p: path_words(p) for p in paths})
+            self._path_cache = (key, PathIndex.of(self.store.file_paths()))
         return self._path_cache[1]
-
-    def _basenames(self) -> dict[str, list[str]]:
-        """file name -> paths, kept with the path words (same signature)."""
-        words = self._file_words()
-        if self._basename_cache is None or self._basename_cache[0] is not words:
-            self._basename_cache = (words, by_basename(list(words)))
-        return self._basename_cache[1]
-
-    def _path_postings(self) -> dict[str, list[str]]:
-        """path word -> paths, kept with the path words (same signature)."""
-        words = self._file_words()
-        if self._postings_cache is None or self._postings_cache[0] is not words:
-            self._postings_cache = (words, by_path_word(words))
-        return self._postings_cache[1]
 
     def _allowed_ids(self, paths: Sequence[str] | None, languages: Sequence[str] | None) -> list[int] | None:
         if not paths and not languages:
@@ -585,30 +141,37 @@ class SemanticSearch:
 
         A model that cannot encode the query drops the vector leg and appends why to ``problems``;
         so does the index failing under a lexical leg (see :func:`_leg_or_problem`).
-        ``bm25_scores``, when given, receives the BM25 scores of the best :data:`PRF_BASE` chunks
+        ``bm25_scores``, when given, receives the BM25 scores of the best ``config.prf_base`` chunks
         (the feedback leg adds to them)."""
         store = self.store
+        cfg = self.config
         depth = max(self.depth, depth or 0)
-        files = self._file_words()
-        basenames = self._basenames()
-        named = named_files(list(files), terms.paths, index=basenames) if terms.paths else []
-        limit = depth if bm25_scores is None else max(depth, PRF_BASE)
+        files = self._path_index()
+        named = named_files(list(files.words), terms.paths, index=files.basenames) if terms.paths else []
+        limit = depth if bm25_scores is None else max(depth, cfg.prf_base)
         bm25: list[tuple[int, float]] = _leg_or_problem(
-            "bm25", lambda: bm25_chunks(store, terms, limit=limit, paths=paths, languages=languages), [], problems
+            "bm25",
+            lambda: bm25_chunks(store, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights),
+            [],
+            problems,
         )
         if bm25_scores is not None:
             bm25_scores.update(bm25)
         symbols: list[tuple[int, float]] = _leg_or_problem(
             "symbols",
-            lambda: symbol_chunks(store, terms, limit=depth, paths=paths, languages=languages, named=named),
+            lambda: symbol_chunks(
+                store,
+                terms,
+                limit=depth,
+                paths=paths,
+                languages=languages,
+                named=named,
+                skip_kinds=cfg.word_skip_kinds,
+            ),
             [],
             problems,
         )
         out: dict[str, list[int]] = {"bm25": [i for i, _ in bm25[:depth]], "symbols": [i for i, _ in symbols]}
-        if USES_LEG and terms.identifiers:
-            out["refs"] = _leg_or_problem(
-                "refs", lambda: uses_chunks(store, terms, limit=depth, paths=paths, languages=languages), [], problems
-            )
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -620,21 +183,10 @@ class SemanticSearch:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
+        keep = None
         if paths or languages:
-            allowed_files = set(store.file_paths(Scope.of(paths, languages)))
-            files = {p: w for p, w in files.items() if p in allowed_files}
-        whole = files is self._file_words()
-        path_leg = [
-            p
-            for p, _ in path_files(
-                files,
-                terms,
-                limit=depth,
-                basenames=basenames if whole else None,
-                postings=self._path_postings() if whole else None,
-            )
-        ]
-        return out, path_leg
+            keep = set(store.file_paths(Scope.of(paths, languages))).__contains__
+        return out, path_candidates(files, terms, depth=depth, keep=keep, config=cfg)
 
     def _feedback_leg(
         self,
@@ -645,22 +197,30 @@ class SemanticSearch:
         paths: Sequence[str] | None,
         languages: Sequence[str] | None,
     ) -> list[int]:
-        """The ``prf`` leg (see :data:`PRF_TERMS`): BM25 over the query's words and the words
+        """The ``prf`` leg (see :func:`feedback_words`): BM25 over the query's words and the words
         its first ranking's best chunks share. FTS5's BM25 is a sum over the MATCH's terms, so
-        the query's part is the ``bm25`` leg's own scores (its best :data:`PRF_BASE`) and only
+        the query's part is the ``bm25`` leg's own scores (its best ``config.prf_base``) and only
         the shared words are searched again: the query's common words are not read twice."""
-        if len(top) < PRF_MIN_DOCS:
+        cfg = self.config
+        if len(top) < cfg.prf_min_docs:
             return []
         store = self.store
         docs = store.chunk_words(list(top))
         picked = feedback_words(
-            docs, terms, lambda words, cap: doc_freqs(store, words, cap=cap), self._chunk_count
+            docs,
+            terms,
+            lambda words, cap: doc_freqs(store, words, cap=cap, config=cfg),
+            self._chunk_count,
+            config=cfg,
         )
         if not picked:
             return []
         shared_only = dataclasses.replace(terms, match=fts_query(" ".join(picked)))
         total = dict(bm25_scores)
-        for cid, score in bm25_chunks(store, shared_only, limit=PRF_BASE, paths=paths, languages=languages):
+        extra = bm25_chunks(
+            store, shared_only, limit=cfg.prf_base, paths=paths, languages=languages, weights=cfg.bm25_weights
+        )
+        for cid, score in extra:
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
 
@@ -675,35 +235,14 @@ class SemanticSearch:
 
     def _chunk_hits(self, ranked: Sequence[Ranked]) -> list[SearchHit]:
         rows = self.store.chunks_by_ids([r.id for r in ranked])
-        hits = []
-        for r in ranked:
-            row = rows.get(r.id)
-            if row is None:
-                continue
-            hits.append(
-                SearchHit(
-                    path=row.path,
-                    start_line=row.start_line,
-                    end_line=row.end_line,
-                    symbol=row.symbol,
-                    signature=row.signature,
-                    snippet=_snippet(row.text),
-                    score=round(r.file_score, 6),
-                    language=row.language,
-                    ranks=dict(r.ranks),
-                )
-            )
-        return hits
+        return [chunk_hit(r, rows[r.id]) for r in ranked if r.id in rows]
 
     def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
-        """Ranked chunks -> ranked definitions: per chunk, the innermost definitions that start in
-        it (those the query names first, in the order it names them, then in line order), else
-        the definition around it, else the chunk itself. A definition out of a chunk of several
-        scores by how much of the query its own lines match (``fusion.CODE_SPLIT_DECAY``); each
-        definition is listed once, at its best."""
-        scored: list[tuple[float, int, SearchHit]] = []
-        seen: set[tuple[str, int]] = set()
-        top = ranked[: max(3 * k, 30)]
+        """The code view (:func:`navigator.pipeline.code_view`) of the ranked chunks, with the
+        definitions of ``config.code_kinds`` that overlap each of the best."""
+        code_kinds = self.config.code_kinds
+        top = ranked[: code_view_depth(k)]
+        read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = []
         for start in range(0, len(top), 50):
             part = top[start : start + 50]
             rows = self.store.chunks_by_ids([r.id for r in part])
@@ -712,46 +251,10 @@ class SemanticSearch:
                 if row is None:
                     continue
                 defs = self.store.definitions_in(
-                    row.path, kinds=CODE_KINDS, start_line=row.start_line, end_line=row.end_line
+                    row.path, kinds=code_kinds, start_line=row.start_line, end_line=row.end_line
                 )
-                chosen: Sequence[tuple[str | None, int, int, str | None]]
-                inside = [d for d in defs if d[1] >= row.start_line]
-                leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
-                if leaves:
-                    chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms), d[1]))
-                else:
-                    around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
-                    chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
-                lines = row.text.splitlines()
-                if not chosen:
-                    chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-                own = [
-                    _own_match(str(d[0] or ""), lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1], terms)
-                    for d in chosen
-                ]
-                best = max(own) or 1.0
-                for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
-                    key = (row.path, int(s_line))
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    lo = max(int(s_line), row.start_line) - row.start_line
-                    decay = fusion.CODE_SPLIT_DECAY
-                    score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
-                    hit = SearchHit(
-                        path=row.path,
-                        start_line=int(s_line),
-                        end_line=int(e_line),
-                        symbol=qn,
-                        signature=sig,
-                        snippet=_snippet("\n".join(lines[lo:])),
-                        score=round(score, 6),
-                        language=row.language,
-                        ranks=dict(r.ranks),
-                    )
-                    scored.append((score, len(scored), hit))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        return [h for _, _, h in scored[:k]]
+                read.append((r, row, list(defs)))
+        return code_view(read, terms, k, config=self.config)
 
     def search(
         self,
@@ -801,10 +304,13 @@ class SemanticSearch:
                         f"vectors for {have}/{total} chunks ({pct:.0f}%); "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
+        cfg = self.config
         problems: list[str] = []
-        plain = query_terms(text)
-        terms = _leg_or_problem("long-query word weights", lambda: cap_terms(self.store, plain), plain, problems)
-        feedback = bool(PRF_TERMS) and "bm25" in legs and not terms.long
+        plain = query_terms(text, config=cfg)
+        terms = _leg_or_problem(
+            "long-query word weights", lambda: cap_terms(self.store, plain, config=cfg), plain, problems
+        )
+        feedback = bool(cfg.prf_terms) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
         chunk_legs, path_leg = self.legs(
             terms,
@@ -823,36 +329,27 @@ class SemanticSearch:
             path_leg = []
         cand = {i for ids in chunk_legs.values() for i in ids}
         meta = self._meta(list(cand))
-        reps = self._first_chunks([p for p in path_leg[:10]])
+        reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        if bm25_scores is not None and chunk_legs:
-            first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
-            best = [r.id for r in first]
-            prf: list[int] = _leg_or_problem(
-                "prf",
-                lambda: self._feedback_leg(terms, best, bm25_scores, max(self.depth, k), paths, languages),
-                [],
-                problems,
-            )
-            if problems:
-                notes.extend(p for p in problems if p not in notes)
-                complete, reason = False, "; ".join(problems)
-            if prf:
-                chunk_legs = {**chunk_legs, "prf": prf}
-                meta.update(self._meta([i for i in prf if i not in meta]))
-        if view == "code":
-            if CODE_INFILE_FILES and ("bm25" in legs):
-                first = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta))
-                top = list(dict.fromkeys(r.path for r in first))[:CODE_INFILE_FILES]
-                if top:
-                    infile = [i for i, _ in bm25_chunks(self.store, terms, limit=max(self.depth, k), paths=top)]
-                    chunk_legs = {**chunk_legs, "infile": infile}
-                    meta.update(self._meta([i for i in infile if i not in meta]))
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=len(meta), view="code")
-            hits = self._code_hits(ranked, terms, k)
-        else:
-            ranked = fuse(chunk_legs, meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
-            hits = self._chunk_hits(ranked)
+        cands = Candidates(chunk_legs, meta, path_leg, reps)
+        prf: Feedback | None = None
+        if bm25_scores is not None:
+            scores = bm25_scores
+
+            def prf(best: Sequence[int]) -> tuple[list[int], dict[int, ChunkMeta]]:
+                ids: list[int] = _leg_or_problem(
+                    "prf",
+                    lambda: self._feedback_leg(terms, best, scores, max(self.depth, k), paths, languages),
+                    [],
+                    problems,
+                )
+                return ids, self._meta([i for i in ids if i not in cands.meta])
+
+        ranked = rank(cands, terms, k=k, view=view, config=cfg, feedback=prf)
+        if problems:  # the feedback leg's, when the index failed under it
+            notes.extend(p for p in problems if p not in notes)
+            complete, reason = False, "; ".join(problems)
+        hits = self._code_hits(ranked, terms, k) if view == "code" else self._chunk_hits(ranked)
         if len(hits) < k:
             notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")
         return Response(

@@ -8,8 +8,8 @@
   with write access, pushes those back. The local SQLite + FAISS index stays the query
   path; a store that is down costs a note, never an error.
 - :meth:`TeamStore.search` / :meth:`TeamStore.definitions` (``--all-repos``): queries run
-  in PostgreSQL (HNSW vectors, full text, trigram symbol names), fused by RRF exactly as
-  locally (:func:`semantic.fusion.fuse`). Every hit names its repository, commit and path.
+  in PostgreSQL (HNSW vectors, full text, trigram symbol names), ranked by the same
+  pipeline core as locally (:func:`navigator.pipeline.rank`). Every hit names its repository, commit and path.
 
 The store is chosen by ``--store URL``, else ``NAV_STORE``, else ``[store] url``.
 """
@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from navigator.config import Config, resolve_store_url
+from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet, unlisted
 from navigator.results import Response, SearchHit, Symbol
-from semantic.fusion import ChunkMeta, fuse
-from semantic.lexical import QueryTerms, by_basename, by_path_word, path_files, path_words, query_terms
+from semantic.fusion import ChunkMeta
+from semantic.lexical import QueryTerms, query_terms
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
 from storage.pg import (
     DIM,
@@ -42,7 +44,6 @@ from storage.pg import (
     PubFile,
     StoreError,
 )
-from storage.tokens import index_text
 
 if TYPE_CHECKING:
     from navigator.results import IndexReport
@@ -61,26 +62,23 @@ __all__ = [
     "resolve_store_url",
 ]
 
-DEPTH = 50
-PATH_LEG = True
-"""The team store's path leg, as local search's: files whose path words (folders and file name,
-not the repository's name) are the query's, ranked by their rarity, fused at file level. The
-head files' words are kept per store and read again when a head moves."""
-PRF = False
-"""The team store's pseudo-relevance feedback leg, ``prf``, as local search's
-(:data:`navigator.search.PRF_TERMS`, whose constants it shares): a short query's first ranking's
-best chunks give the words they share, which join the query's in one more full-text leg.
-Measured and left off (``bench/store_prf.py``, bench/README.md "Team store"): semble's 21
-development repositories in one store, 422 queries, ``--all-repos`` NDCG@10 +0.000 [−0.008, +0.010]
-(the store's hits from the asked repository only: +0.006 [−0.001, +0.014]) for +33 ms p50."""
+TEAM_LEGS = ("bm25", "vector", "symbols", "path")
+"""The team store's legs, as local search's (``navigator.search.LEGS``) less the feedback leg:
+:meth:`TeamStore.search` runs them all unless told fewer (for benchmarks). The path leg: files
+whose path words (folders and file name, not the repository's name) are the query's, ranked by
+their rarity, fused at file level; the head files' words are kept per store and read again when
+a head moves. Local search's feedback leg, ported, measured no gain here (bench/README.md,
+"Team store": semble's 21 development repositories in one store, 422 queries, ``--all-repos``
+NDCG@10 +0.000 [−0.008, +0.010] for +33 ms p50) and was deleted."""
 
 
 class _Candidates:
     """A search's located chunks, numbered for :func:`semantic.fusion.fuse`: one id per (chunk,
     repository, path), in the branch heads and the asked languages."""
 
-    def __init__(self, pg: PgStore, languages: Sequence[str] | None) -> None:
+    def __init__(self, pg: PgStore, languages: Sequence[str] | None, depth: int) -> None:
         self.pg = pg
+        self.depth = depth
         self.wanted = {lang.lower() for lang in languages} if languages else None
         self.locs: dict[str, list[ChunkLoc]] = {}
         self.ids: dict[tuple[str, str, str], int] = {}
@@ -102,10 +100,10 @@ class _Candidates:
         return self.ids[ident]
 
     def add_legs(self, new: dict[str, list[str]]) -> None:
-        """Locate the legs' chunk keys and number them, at most DEPTH keys a leg."""
+        """Locate the legs' chunk keys and number them, at most ``depth`` keys a leg."""
         self.locate([k for ks in new.values() for k in ks])
         for leg, ks in new.items():
-            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][:DEPTH] for loc in self.locs[k]]
+            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][: self.depth] for loc in self.locs[k]]
 
 
 @dataclass(frozen=True)
@@ -113,9 +111,7 @@ class _HeadPaths:
     """The team store's head files as the path leg reads them (``repo/path`` keys)."""
 
     signature: tuple[int, str]
-    words: dict[str, set[str]]
-    basenames: dict[str, list[str]]
-    postings: dict[str, list[str]]
+    index: PathIndex
     files: dict[str, tuple[str, str | None]]  # repo/path -> (file key, language)
 
 
@@ -276,7 +272,10 @@ class TeamStore:
         embedder: Embedder | None = None,
         connect_timeout_s: float = 5.0,
         statement_timeout_s: float = 30.0,
+        config: RankingConfig = DEFAULT,
     ) -> None:
+        """``config``: how :meth:`search` ranks (the local search's settings)."""
+        self.config = config
         self.pg = PgStore(url, connect_timeout_s=connect_timeout_s, statement_timeout_s=statement_timeout_s)
         self.nav = nav
         self._embedder = embedder
@@ -486,58 +485,54 @@ class TeamStore:
     # -- across repositories ---------------------------------------------------------------
 
     def search(
-        self, text: str, *, k: int = 10, languages: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        k: int = 10,
+        languages: Sequence[str] | None = None,
+        legs: Sequence[str] = TEAM_LEGS,
     ) -> Response[SearchHit]:
-        """Search every published branch head: vectors (HNSW), full text and symbol names,
-        fused by RRF with the local heuristics. Hits are :class:`TeamHit`."""
+        """Search every published branch head: vectors (HNSW), full text, symbol names and
+        paths, fused by RRF with the local heuristics. ``legs`` selects which legs run (all
+        by default; for benchmarks). Hits are :class:`TeamHit`."""
         t0 = time.perf_counter()
         if not isinstance(text, str) or not text.strip():
             raise UsageError(f"search text is required, got {text!r}; e.g. `where do we retry the ERP call`")
         self.pg.ensure_schema(write=False)
-        terms = query_terms(text)
+        cfg = self.config
+        terms = query_terms(text, config=cfg)
         notes: list[str] = []
-        legs: dict[str, list[str]] = {}
-        # the store's legs are not filtered to branch heads (locate() is): ask for more than DEPTH
-        want = 2 * DEPTH
+        found: dict[str, list[str]] = {}
+        # the store's legs are not filtered to branch heads (locate() is): ask for more than depth
+        want = 2 * cfg.depth
         text_words = list(terms.words) + [i.lower() for i in terms.identifiers]
-        legs["bm25"] = self.pg.text_leg(text_words, limit=want)
+        if "bm25" in legs:
+            found["bm25"] = self.pg.text_leg(text_words, limit=want)
         names = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
-        legs["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
+        if "symbols" in legs:
+            found["symbols"] = self.pg.symbol_leg(names, " ".join(terms.words), limit=want)
         complete, reason = True, None
-        try:
-            qv = self.embedder.embed_query(text)
-        except Exception as exc:  # a broken model must not take the lexical legs down
-            log.warning("query embedding failed: %s", exc)
-            complete, reason = False, f"vector leg unavailable: {exc}"
-        else:
-            legs["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
-        cand = _Candidates(self.pg, languages)
-        cand.add_legs(legs)
+        if "vector" in legs:
+            try:
+                qv = self.embedder.embed_query(text)
+            except Exception as exc:  # a broken model must not take the lexical legs down
+                log.warning("query embedding failed: %s", exc)
+                complete, reason = False, f"vector leg unavailable: {exc}"
+            else:
+                found["vector"] = self.pg.vector_leg(self.embedder.model_id, qv, limit=want)
+        cand = _Candidates(self.pg, languages, cfg.depth)
+        cand.add_legs(found)
         path_leg: list[str] = []
         reps: dict[str, int] = {}
-        if PATH_LEG:
+        if "path" in legs:
             try:
                 path_leg, reps = self._path_leg(terms, languages, cand)
             except StoreError as exc:  # the other legs answer, and the answer says what is missing
                 log.warning("team store path leg failed: %s", exc)
                 notes.append(f"path leg unavailable: {exc}")
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
-        if PRF and not terms.long and any(cand.legs.values()):
-            from navigator.search import PRF_DOCS
-
-            try:
-                first = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=PRF_DOCS)
-                best = [cand.by_id[r.id] for r in first]
-                prf = self._feedback_leg(terms, best, text_words, want)
-                if prf:
-                    cand.add_legs({"prf": prf})
-            except Exception as exc:  # the feedback step must not take the search down
-                log.warning("team store feedback leg failed: %s", exc)
-                notes.append(f"prf leg unavailable: {exc}")
-        ranked = fuse(cand.legs, cand.meta, terms, path_leg=path_leg, file_reps=reps, limit=k)
+        ranked = rank(Candidates(cand.legs, cand.meta, path_leg, reps), terms, k=k, config=cfg)
         by_id = cand.by_id
-        from navigator.search import _snippet
-
         hits = tuple(
             TeamHit(
                 path=by_id[r.id].path,
@@ -545,7 +540,7 @@ class TeamStore:
                 end_line=by_id[r.id].end_line,
                 symbol=by_id[r.id].symbol,
                 signature=by_id[r.id].signature,
-                snippet=_snippet(by_id[r.id].text),
+                snippet=snippet(by_id[r.id].text),
                 score=round(r.file_score, 6),
                 language=by_id[r.id].language,
                 ranks=dict(r.ranks),
@@ -570,12 +565,9 @@ class TeamStore:
         with self._paths_lock:
             if self._paths is None or self._paths.signature != sig:
                 files = self.pg.head_files()
-                words = {f"{repo}/{path}": path_words(path) for repo, path, _, _ in files}
                 self._paths = _HeadPaths(
                     signature=sig,
-                    words=words,
-                    basenames=by_basename(list(words)),
-                    postings=by_path_word(words),
+                    index=PathIndex.of({f"{repo}/{path}": path for repo, path, _, _ in files}),
                     files={f"{repo}/{path}": (key, lang) for repo, path, key, lang in files},
                 )
             return self._paths
@@ -583,26 +575,14 @@ class TeamStore:
     def _path_leg(
         self, terms: QueryTerms, languages: Sequence[str] | None, cand: _Candidates
     ) -> tuple[list[str], dict[str, int]]:
-        """The path leg (see :data:`PATH_LEG`): ``repo/path`` keys, best first, and for the best
+        """The path leg (see :data:`TEAM_LEGS`): ``repo/path`` keys, best first, and for the best
         few not among the other legs' chunks, the id of their first chunk in ``cand``, so a file
         found by its path alone can be listed."""
         heads = self._head_paths()
-        words = heads.words
-        if cand.wanted is not None:
-            words = {p: w for p, w in words.items() if (heads.files[p][1] or "").lower() in cand.wanted}
-        whole = cand.wanted is None
-        ranked = [
-            p
-            for p, _ in path_files(
-                words,
-                terms,
-                limit=DEPTH,
-                basenames=heads.basenames if whole else None,
-                postings=heads.postings if whole else None,
-            )
-        ]
-        listed = {m.path for m in cand.meta.values()}
-        missing = [p for p in ranked[:10] if p not in listed]
+        wanted = cand.wanted
+        keep = None if wanted is None else (lambda p: (heads.files[p][1] or "").lower() in wanted)
+        ranked = path_candidates(heads.index, terms, depth=self.config.depth, keep=keep, config=self.config)
+        missing = unlisted(ranked, cand.meta, config=self.config)
         reps: dict[str, int] = {}
         if missing:
             first = self.pg.first_chunks([heads.files[p][0] for p in missing])
@@ -613,28 +593,6 @@ class TeamStore:
                 if loc is not None:
                     reps[p] = cand.number(loc)
         return ranked, reps
-
-    def _feedback_leg(self, terms: QueryTerms, best: Sequence[ChunkLoc], words: list[str], limit: int) -> list[str]:
-        """The ``prf`` leg (see :data:`PRF`): chunk keys by full text over the query's words and the
-        words the first ranking's best chunks share (picked as locally, by
-        :func:`navigator.search.feedback_words`, with document frequencies from PostgreSQL).
-        Locally the feedback leg adds the shared words' BM25 scores to the query's (BM25 is a sum
-        over terms); ``ts_rank`` is not a sum of per-term scores, so here the natural analogue is
-        one ranked OR query over the query's words and the shared ones together."""
-        from navigator.search import feedback_words
-
-        # the chunks' words as the local index's chunks_fts (and this store's tsv) hold them:
-        # each identifier whole and split into its words
-        docs = [(index_text((loc.symbol or "").replace(".", " ")), index_text(loc.text)) for loc in best]
-        picked = feedback_words(
-            docs,
-            terms,
-            lambda ws, cap: self.pg.doc_freqs(ws, cap=cap),
-            self.pg.chunk_count,
-        )
-        if not picked:
-            return []
-        return self.pg.text_leg([*words, *picked], limit=limit)
 
     def definitions(self, name: str) -> Response[Symbol]:
         """Where ``name`` is defined in every published branch head (:class:`TeamSymbol` items)."""

@@ -1,6 +1,6 @@
 """Fusion and ranking of search legs: pure functions over plain values, no I/O.
 
-1. Reciprocal rank fusion (k = 10, see :data:`RRF_K`) of the chunk legs (BM25, vectors, symbol names):
+1. Reciprocal rank fusion (k = 10, see :class:`semantic.ranking.RankingConfig`) of the chunk legs (BM25, vectors, symbol names):
    ``score(chunk) = sum over legs of weight / (k + rank)``.
 2. Chunk boosts: a chunk that *defines* a symbol named in the query (definition boost),
    a chunk in a file whose stem is a query word (file-stem boost).
@@ -8,8 +8,8 @@
    term; test files and vendored code are penalized.
 4. The result lists the best chunk of each file in file order, then further chunks.
 
-The constants were measured on semble's Python dev set (see ``bench/README.md`` and
-``../shared/FINDINGS.md``); they are deliberately few.
+The settings (:class:`semantic.ranking.RankingConfig`, passed as ``config=``) were measured on
+semble's Python dev set (see ``bench/README.md``); they are deliberately few.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from semantic.lexical import QueryTerms
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
 __all__ = [
-    "RRF_K",
     "ChunkMeta",
     "Ranked",
     "definition_match",
@@ -32,63 +32,6 @@ __all__ = [
     "rrf",
     "stem_match",
 ]
-
-RRF_K = 10
-"""Measured on semble's benchmark (bench/README.md): k = 10 beat k = 60 by +0.018 NDCG@10 on
-Python and +0.023 on TS/JS/Go/Rust, paired; with the structure-aware boosts below, the top
-ranks of each leg deserve more weight than the classic k = 60 gives them."""
-TOP_CHUNKS_PER_FILE = 3
-CHUNK_DECAY = 1.0
-"""A file's score is sum over its top chunks of ``score * CHUNK_DECAY ** i`` (i = 0, 1, 2)."""
-DEFINITION_BOOST = 1.5
-STEM_BOOST = 1.3
-TEST_PENALTY = 0.3
-"""Tests (``_test.go``, ``*.test.ts``, ``tests/``, ``__tests__/``...): 0.3 beat 0.7 by +0.005
-on TS/JS/Go/Rust (0 on Python), as in semble's own ranking."""
-VENDOR_PENALTY = 0.25
-"""Vendored and generated code: below tests (it is rarely what a search means)."""
-DOCS_PENALTY = 0.85
-PROSE_PENALTY = 0.5
-"""Markdown, config and data files: a code search should rank code first."""
-PATH_LEG_WEIGHT = 1.0
-LEG_WEIGHTS: dict[str, float] = {"prf": 0.5}
-"""RRF weight per chunk leg (1 when absent). The feedback leg (``navigator.search.PRF_TERMS``)
-counts half: at 1 it cost semble's development set 0.011 NDCG@10."""
-DTS_PENALTY = 1.0
-"""TypeScript declaration stubs (``*.d.ts``)."""
-REEXPORT_PENALTY = 1.0
-"""Package barrels (``__init__.py``): re-exports rank below the code they re-export."""
-COMPAT_PENALTY = 0.3
-"""Compatibility shims and legacy code (``compat/``, ``_compat.py``, ``legacy/``, ``deprecated/``,
-``v1/``), unless the query asks for it."""
-PRIVATE_PENALTY = 0.5
-"""Private modules and packages (``_internal/``, ``_fields.py``): the public module that
-wraps them is usually the answer. With COMPAT_PENALTY: +0.014 NDCG@10 on the Python repos,
-paired (pydantic +0.10, click +0.02), 0 elsewhere."""
-SUPERSEDED_PENALTY = 0.5
-"""A file under a version folder (``v3/``) when the candidates include a newer sibling
-(``v4/``) under the same parent: the old API is kept for compatibility. Measured: +0.004
-NDCG@10 on TS/JS/Go/Rust (zod's v3/ against v4/), 0 on Python, paired."""
-CASE_AWARE_NAMES = True
-"""Measured: +0.004 NDCG@10 on TS/JS/Go/Rust (symbol queries 0.931 -> 0.951: `Serialize` no
-longer boosts every `serialize` method), 0 on Python."""
-SAID_PARTS = True
-"""A multi-word name matches a short query whose words (stopwords included) spell every part
-of it, when at least one part is a content word (see :func:`definition_match`)."""
-CODE_FILE_WEIGHT = 0.5
-"""In the code view, how much a chunk's file score adds to its own (see :func:`fuse`)."""
-CODE_SPLIT_DECAY = 0.5
-"""In the code view, a definition taken out of a chunk of several scores
-``code_score * (CODE_SPLIT_DECAY + (1 - CODE_SPLIT_DECAY) * own / best)``, ``own`` being how
-much of the query its own lines match: a chunk of many small definitions does not fill the
-list with all of them at its score."""
-INFILE_WEIGHT = 0.5
-"""RRF weight of the code view's ``infile`` leg: BM25 again, within the best few files only
-(see ``navigator.search.CODE_INFILE_FILES``), so a second function of the right file is a
-candidate even when the whole-index legs stopped before it."""
-COHERENCE = 0.0
-"""Weight of the file-coherence term: a file's share of all candidate chunk score."""
-
 
 @dataclass(frozen=True, slots=True)
 class ChunkMeta:
@@ -117,7 +60,7 @@ K = TypeVar("K", bound=Hashable)
 
 
 def rrf(
-    legs: Mapping[str, Sequence[K]], *, k: int = RRF_K, weights: Mapping[str, float] | None = None
+    legs: Mapping[str, Sequence[K]], *, k: int = DEFAULT.rrf_k, weights: Mapping[str, float] | None = None
 ) -> dict[K, tuple[float, dict[str, int]]]:
     """Reciprocal rank fusion over any keys (chunk ids, positions):
     key -> (sum of weight / (k + rank), {leg: rank}); a key repeated within a leg counts once."""
@@ -139,19 +82,20 @@ def rrf(
 
 def _same_name(query_name: str, symbol_name: str) -> bool:
     """Names match ignoring case, except that a capitalized query name (``Serialize``, a
-    type) does not match a name differing only in case (``serialize``, a method) when
-    :data:`CASE_AWARE_NAMES` is on; a query typed in lower case matches any case."""
+    type) does not match a name differing only in case (``serialize``, a method); a query
+    typed in lower case matches any case. Measured: +0.004 NDCG@10 on semble's TS/JS/Go/Rust
+    (symbol queries 0.931 -> 0.951), 0 on Python."""
     if query_name == symbol_name:
         return True
     if query_name.lower() != symbol_name.lower():
         return False
-    return not CASE_AWARE_NAMES or query_name.islower()
+    return query_name.islower()
 
 
 _WORD_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
+def definition_match(symbol: str | None, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> bool:
     """True when the chunk's enclosing symbol is named in the query.
 
     ``Session.send`` matches a query naming ``send`` or ``Session.send`` as an identifier,
@@ -166,7 +110,7 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
             return True
     parts = split_identifier(last)
     if len(parts) >= 2:
-        if SAID_PARTS and terms.said:
+        if config.said_parts and terms.said:
             # ``replace_file`` for "where is a file's rows replaced": "file" is a stopword, but said.
             return all(p in terms.said for p in parts) and any(p in terms.stems for p in parts)
         return all(p in terms.stems for p in parts)
@@ -178,21 +122,11 @@ def definition_match(symbol: str | None, terms: QueryTerms) -> bool:
 
 
 _STEM_SKIP = frozenset({"__init__", "index", "main", "mod", "lib", "init", "utils", "util", "types", "base"})
-_MODULE_FILES = frozenset({"__init__", "mod", "index"})
-MODULE_STEM = False
-"""A package's module file (``extract/mod.rs``, ``voxel/__init__.py``, ``router/index.ts``) is
-named by its folder: its stem for :func:`stem_match` would be the folder's name. Measured and
-left off: 0 on issue localization, −0.001 NDCG@10 on semble's Rust and −0.003 on its TypeScript
-development repositories (paired)."""
 
 
 def stem_match(path: str, terms: QueryTerms) -> bool:
-    """True when the file's stem (``sessions`` in ``flask/sessions.py``; a module file's
-    folder, see :data:`MODULE_STEM`) is a query word."""
-    parts = path.rsplit("/", 2)
-    name = parts[-1].split(".", 1)[0]
-    if MODULE_STEM and name in _MODULE_FILES and len(parts) > 1 and parts[-2].lower() != "src":
-        name = parts[-2]
+    """True when the file's stem (``sessions`` in ``flask/sessions.py``) is a query word."""
+    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if not name or name.lower() in _STEM_SKIP:
         return False
     words = split_identifier(name)
@@ -207,36 +141,30 @@ _TEST = re.compile(
 )
 """Not any name with "test" in it: bats-core's library ``lib/bats-core/test_functions.bash`` is not a test."""
 _VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
-_PROSE_EXTENSIONS = frozenset({"md", "markdown", "rst", "txt", "adoc", "json", "yaml", "yml", "toml", "ini", "cfg", "html", "css", "svg", "lock", "csv", "ipynb"})
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 
 _COMPAT = re.compile(r"(^|/)(compat|_compat|legacy|deprecated|v1)(/|\.[a-z]+$)")
 _PRIVATE = re.compile(r"(^|/)_[A-Za-z][^/]*(/|\.py$)")
-_REEXPORT = frozenset({"__init__.py"})
 
 
-def file_penalty(path: str, terms: QueryTerms) -> float:
+def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> float:
     """A multiplier below 1 for tests, vendored, example and prose files, unless the query
     asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both)."""
     asks = terms.stems
     penalty = 1.0
     if _VENDOR.search(path):
-        penalty *= VENDOR_PENALTY
+        penalty *= config.vendor_penalty
     if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
-        penalty *= TEST_PENALTY
+        penalty *= config.test_penalty
     if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
-        penalty *= DOCS_PENALTY
-    if path.rsplit(".", 1)[-1].lower() in _PROSE_EXTENSIONS and not ({"doc", "readme", "documentation"} & asks):
-        penalty *= PROSE_PENALTY
+        penalty *= config.docs_penalty
+    if path.rsplit(".", 1)[-1].lower() in config.prose_extensions and not ({"doc", "readme", "documentation"} & asks):
+        penalty *= config.prose_penalty
     if _COMPAT.search(path) and not ({"compat", "compatibility", "legacy"} & asks):
-        penalty *= COMPAT_PENALTY
+        penalty *= config.compat_penalty
     if _PRIVATE.search(path):
-        penalty *= PRIVATE_PENALTY
-    if path.endswith(".d.ts"):
-        penalty *= DTS_PENALTY
-    if path.rsplit("/", 1)[-1] in _REEXPORT:
-        penalty *= REEXPORT_PENALTY
+        penalty *= config.private_penalty
     return penalty
 
 
@@ -263,31 +191,31 @@ def fuse(
     *,
     path_leg: Sequence[str] = (),
     file_reps: Mapping[str, int] | None = None,
-    k: int | None = None,
     limit: int = 10,
     view: str = "files",
+    config: RankingConfig = DEFAULT,
 ) -> list[Ranked]:
     """Fuse chunk legs (+ a file-level path leg) into a ranked list of chunks.
 
     ``view="files"``: the best chunk of each file in file order, then further chunks.
     ``view="code"``: chunks ranked on their own (a second function of the best file is not
     pushed below every other file), by chunk score times the file's penalty plus
-    :data:`CODE_FILE_WEIGHT` times the file's score.
+    ``config.code_file_weight`` times the file's score.
 
     Chunks without ``meta`` (deleted since a leg was computed) are dropped. A file found
     only by the path leg enters through its representative chunk in ``file_reps``.
     """
-    k = RRF_K if k is None else k
-    fused = rrf(legs, k=k, weights={"infile": INFILE_WEIGHT, **LEG_WEIGHTS})
+    k = config.rrf_k
+    fused = rrf(legs, k=k, weights=config.leg_weights)
     chunks: list[Ranked] = []
     for cid, (score, ranks) in fused.items():
         m = meta.get(cid)
         if m is None:
             continue
-        if definition_match(m.symbol, terms):
-            score *= DEFINITION_BOOST
+        if definition_match(m.symbol, terms, config=config):
+            score *= config.definition_boost
         if stem_match(m.path, terms):
-            score *= STEM_BOOST
+            score *= config.stem_boost
         chunks.append(Ranked(cid, m.path, score, dict(ranks)))
     by_file: dict[str, list[Ranked]] = {}
     for r in chunks:
@@ -297,34 +225,26 @@ def fuse(
         if path not in by_file and path in path_rank and cid in meta:
             by_file[path] = [Ranked(cid, path, 0.0, {})]
     file_scores: dict[str, float] = {}
-    coherence: dict[str, float] = {}
-    if COHERENCE:
-        totals = {p: sum(r.score for r in rs) for p, rs in by_file.items()}
-        top_chunk = max((r.score for r in chunks), default=0.0)
-        most = max(totals.values(), default=0.0)
-        if most > 0:
-            coherence = {p: COHERENCE * top_chunk * t / most for p, t in totals.items()}
     for path, rs in by_file.items():
         rs.sort(key=lambda r: (-r.score, r.id))
-        s = sum(r.score * CHUNK_DECAY**i for i, r in enumerate(rs[:TOP_CHUNKS_PER_FILE]))
-        s += coherence.get(path, 0.0)
+        s = sum(r.score for r in rs[: config.top_chunks_per_file])
         if path in path_rank:
-            s += PATH_LEG_WEIGHT / (k + path_rank[path])
+            s += config.path_leg_weight / (k + path_rank[path])
             for r in rs:
                 r.ranks["path"] = path_rank[path]
-        s *= file_penalty(path, terms)
+        s *= file_penalty(path, terms, config=config)
         file_scores[path] = s
         for r in rs:
             r.file_score = s
-    if SUPERSEDED_PENALTY != 1.0:
+    if config.superseded_penalty != 1.0:
         for path in superseded(by_file):
-            file_scores[path] *= SUPERSEDED_PENALTY
+            file_scores[path] *= config.superseded_penalty
             for r in by_file[path]:
                 r.file_score = file_scores[path]
     if view == "code":
         every = [r for rs in by_file.values() for r in rs]
         for r in every:
-            r.code_score = r.score * file_penalty(r.path, terms) + CODE_FILE_WEIGHT * r.file_score
+            r.code_score = r.score * file_penalty(r.path, terms, config=config) + config.code_file_weight * r.file_score
         every.sort(key=lambda r: (-r.code_score, r.id))
         return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))

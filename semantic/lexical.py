@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from semantic.ranking import DEFAULT, RankingConfig
 from storage.query import FtsTable, IndexQueries, Scope
 from storage.tokens import fts_clause, fts_clauses, fts_query, split_identifier
 
@@ -39,7 +40,6 @@ __all__ = [
     "stem",
     "variants",
     "symbol_chunks",
-    "uses_chunks",
 ]
 
 STOPWORDS = frozenset(
@@ -179,58 +179,12 @@ def stem(word: str) -> str:
     return w
 
 
-VERB_FORMS = True
-"""Also match a query's past and -ing forms against names (``replaced`` -> ``replace_file``,
-``parsing`` -> ``parse``); see bench/README.md for what it did."""
-
-
-ABBREVIATIONS = 0
-"""Code's customary short forms of a query word join its spellings (:func:`variants`), so
-"context" finds ``ctx.go`` by its path and ``parse_ctx`` by its name: 0 off, 1 for the
-query's content words, 2 for its stopwords too ("implementations" -> ``impls.rs``). Only the
-name and path signals see them (never the BM25 text match: ``err`` is in every Go function)."""
-_ABBREVIATIONS: dict[str, tuple[str, ...]] = {
-    "implementation": ("impl", "impls"), "implement": ("impl", "impls"), "function": ("fn", "func"),
-    "configuration": ("cfg", "conf", "config"), "config": ("cfg", "conf"), "context": ("ctx",),
-    "message": ("msg",), "request": ("req",), "response": ("resp", "res"), "error": ("err",),
-    "buffer": ("buf",), "connection": ("conn",), "database": ("db",), "string": ("str",),
-    "number": ("num",), "index": ("idx",), "authentication": ("auth",), "authorization": ("auth", "authz"),
-    "environment": ("env",), "utility": ("util", "utils"), "argument": ("arg", "args"),
-    "parameter": ("param", "params"), "initialize": ("init",), "initialization": ("init",),
-    "directory": ("dir",), "temporary": ("tmp", "temp"), "attribute": ("attr", "attrs"),
-    "reference": ("ref", "refs"), "iterator": ("iter",), "allocator": ("alloc",), "allocation": ("alloc",),
-    "synchronous": ("sync",), "synchronization": ("sync",), "asynchronous": ("async",),
-    "specification": ("spec",), "description": ("desc",), "document": ("doc",), "documentation": ("doc", "docs"),
-    "information": ("info",), "library": ("lib",), "package": ("pkg",), "previous": ("prev",),
-    "source": ("src",), "destination": ("dst", "dest"), "object": ("obj",), "value": ("val",),
-    "variable": ("var",), "command": ("cmd",), "manager": ("mgr",), "repository": ("repo",),
-    "expression": ("expr",), "statement": ("stmt",), "serialize": ("ser",), "serialization": ("ser",),
-    "deserialize": ("de",), "deserialization": ("de",), "memory": ("mem",), "execute": ("exec",),
-    "execution": ("exec",), "certificate": ("cert",), "password": ("passwd", "pwd"), "address": ("addr",),
-    "character": ("char",), "integer": ("int",), "boolean": ("bool",), "template": ("tmpl", "tpl"),
-    "protocol": ("proto",), "transaction": ("tx", "txn"), "image": ("img",), "button": ("btn",),
-    "length": ("len",), "position": ("pos",), "sequence": ("seq",), "utilities": ("util", "utils"),
-    "administrator": ("admin",), "application": ("app",), "calculate": ("calc",), "generator": ("gen",),
-    "generate": ("gen",), "statistics": ("stats",), "extension": ("ext",), "dictionary": ("dict",),
-    "parser": ("parse",), "miscellaneous": ("misc",), "operation": ("op", "ops"), "operator": ("op", "ops"),
-}
-
-
-def abbreviations(words: Iterable[str]) -> set[str]:
-    """The short forms of ``words`` (pure; see :data:`ABBREVIATIONS`)."""
-    out: set[str] = set()
-    for w in words:
-        for form in {w, stem(w)}:
-            out.update(_ABBREVIATIONS.get(form, ()))
-    return out
-
-
-def variants(word: str) -> set[str]:
+def variants(word: str, *, config: RankingConfig = DEFAULT) -> set[str]:
     """Spellings a query word may take in a name: itself, its singular and plural forms
-    (and, with :data:`VERB_FORMS`, the verb a past or -ing form comes from)."""
+    (and, with ``config.verb_forms``, the verb a past or -ing form comes from)."""
     w = word.lower()
     out = {w, stem(w), w + "s", w + "es"}
-    if VERB_FORMS and len(w) > 4:
+    if config.verb_forms and len(w) > 4:
         if w.endswith("ed"):
             out |= {w[:-1], w[:-2]}
             if len(w) > 5 and w[-3] == w[-4]:
@@ -247,21 +201,6 @@ def variants(word: str) -> set[str]:
             out.add(w[:-2])
     return out
 
-
-LONG_QUERY_WORDS = 24
-"""A query with more content words than this is issue text (a pasted issue, a traceback):
-its names are pulled out and its prose words capped by rarity (:func:`cap_terms`)."""
-MAX_PROSE_WORDS = 16
-"""Prose words kept from a long query: the rarest in the index (highest IDF) that occur at all,
-and in at most :data:`MAX_PROSE_DF` of the chunks."""
-MAX_PROSE_DF = 0.1
-PROSE_LOOKUPS = 120
-"""Distinct prose words of a long query whose document frequency is looked up, in the order
-they come (an issue's title and first paragraphs): each lookup costs ~0.5 ms on a large index."""
-PROSE_FIRST_COUNT = 64
-"""How far each prose word's document frequency is counted first (see :func:`cap_terms`)."""
-MAX_NAMES = 24
-"""Names kept from a long query, strongest first (see :func:`mentions`)."""
 
 _FRAME = re.compile(r'File "([^"\n]+)", line \d+(?:, in ([A-Za-z_<][\w<>.]*))?')
 _EXTENSIONS = (
@@ -387,33 +326,16 @@ def _looks_like_identifier(token: str) -> bool:
     )
 
 
-ALNUM_NAMES = True
-"""A token of letters and digits (``E1152``, ``sha256``, ``http2``, ``v4``) is a name, matched
-whole or as the phrase of its parts (``sha 256``), never as two loose words (a file full of 256s
-outranked ``hashlib.sha256``). Measured on development data (bench/README.md, "Issue 9, fifth
-round"): semble +0.0002 [0, +0.0005] (one query moved), issue localization file Acc@10 +0.006
-[0, +0.018]; nothing lost."""
 _ALNUM = re.compile(r"(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{2,}")
 
 
-def _code_looking(token: str) -> bool:
-    """A short query's token that is matched as a name (whole, or the phrase of its parts)."""
-    return _looks_like_identifier(token) or (ALNUM_NAMES and _ALNUM.fullmatch(token) is not None)
+def _code_looking(token: str, config: RankingConfig) -> bool:
+    """A short query's token that is matched as a name (whole, or the phrase of its parts).
 
-
-CONTRACTIONS = frozenset(
-    {"doesn", "isn", "don", "didn", "wasn", "weren", "aren", "won", "shouldn", "couldn", "wouldn", "hasn", "haven", "hadn", "cannot"}
-)
-"""What is left of "doesn't" once the tokenizer drops the apostrophe: never a code word."""
-DROP_CONTRACTIONS = False
-LEAD_VERBS = frozenset({"add", "adding", "allow", "support", "ensure", "enable", "fix", "improve", "implement"})
-"""An issue title's request verb ("Add support for CSS Grid", "Allow unambiguous …"): it says
-what is wanted, not where (``add`` matched every ``add_*`` function). Only as the query's first
-word: "request and response interceptors" keeps its words."""
-DROP_LEAD_VERB = False
-DROP_SINGLE_DIGITS = False
-"""Measured and rejected: a lone digit ("TLS 1.3", ``h2`` → ``2``) looks like noise, but
-dropping it cost 0.013 file Acc@5 (issue localization) and Zod's ``v4`` queries."""
+    With ``config.alnum_names`` a token of letters and digits (``E1152``, ``sha256``, ``http2``,
+    ``v4``) is one: matched whole or as the phrase of its parts (``sha 256``), never as two loose
+    words (a file full of 256s outranked ``hashlib.sha256``)."""
+    return _looks_like_identifier(token) or (config.alnum_names and _ALNUM.fullmatch(token) is not None)
 
 
 def _words_of(tokens: Sequence[str]) -> list[str]:
@@ -437,128 +359,106 @@ def _token_words(token: str) -> tuple[str, ...]:
     )
 
 
-def _drop_noise(words: list[str], first: str) -> list[str]:
-    """Contractions, an issue title's leading request verb (``first``, the query's first
-    token) and, when on, lone digits out (see the constants above), unless nothing else
-    would be left."""
-    lead = first.lower() if DROP_LEAD_VERB and first.lower() in LEAD_VERBS else ""
-    kept = [
-        w
-        for w in words
-        if not (DROP_CONTRACTIONS and w in CONTRACTIONS)
-        and w != lead
-        and not (DROP_SINGLE_DIGITS and len(w) == 1 and w.isdigit())
-    ]
-    return kept or words
-
-
-ISSUE_TAGS = False
-"""Drop an issue title's leading tags (``[Bug]``, ``ENH:``, ``Feature Request:``, ``v1:``):
-they say what kind of issue it is, not where the code is (``bug`` matched ``bug_report.yaml``)."""
-_ISSUE_TAG = re.compile(r"^(?:\s*(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,40}\)|[A-Za-z][\w.-]*(?: [A-Za-z][\w.-]*)?:(?=\s)))+")
-
-
-def strip_issue_tags(text: str) -> str:
-    """``"[Bug] ENH: x y"`` -> ``"x y"``; a text that is nothing but tags is kept whole."""
-    rest = _ISSUE_TAG.sub("", text, count=1).lstrip()
-    return rest if rest.strip() else text
-
-
-def query_terms(text: str) -> QueryTerms:
+def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     """Analyse a query. A short one: its words and code-looking tokens. A long one (more
-    than :data:`LONG_QUERY_WORDS` content words: issue text): the names and paths it
-    mentions lead, and its prose words wait for :func:`cap_terms`."""
-    if ISSUE_TAGS:
-        text = strip_issue_tags(text)
+    than ``config.long_query_words`` content words: issue text, a pasted traceback): the
+    names and paths it mentions lead (at most ``config.max_names``), and its prose words
+    wait for :func:`cap_terms`."""
     tokens = _TOKEN.findall(text)
-    words = _drop_noise(_words_of(tokens), tokens[0] if tokens else "")
+    words = _words_of(tokens)
     named = mentions(text)
-    if len(words) > LONG_QUERY_WORDS:
-        named_idents = named.names[:MAX_NAMES]
+    max_names = config.max_names
+    if len(words) > config.long_query_words:
+        named_idents = named.names[:max_names]
         name_words = _words_of(named_idents)
-        path_words_ = [w for p in named.paths[:MAX_NAMES] for w in sorted(path_words("/".join(p.split("/")[-2:])))]
+        path_words_ = [w for p in named.paths[:max_names] for w in sorted(path_words("/".join(p.split("/")[-2:])))]
         head = list(dict.fromkeys(name_words + [w for w in path_words_ if w not in STOPWORDS]))
         prose = tuple(w for w in words if w not in head)
         return QueryTerms(
             words=tuple(head),
-            stems=frozenset(v for w in head for v in variants(w)),
+            stems=frozenset(v for w in head for v in variants(w, config=config)),
             identifiers=named_idents,
             text=text,
-            paths=named.paths[:MAX_NAMES],
+            paths=named.paths[:max_names],
             prose=prose or ("",),
         )
     idents: list[str] = []
     for tok in tokens:
-        if _code_looking(tok) or len(tokens) == 1:
+        if _code_looking(tok, config) or len(tokens) == 1:
             idents.append(tok)
     idents.extend(n for n in named.names if n not in idents and "." not in n)
     said = {p for tok in tokens for piece in tok.split(".") for p in split_identifier(piece)}
-    stems = {v for w in words for v in variants(w)}
-    if ABBREVIATIONS:
-        stems |= abbreviations(said if ABBREVIATIONS > 1 else words)
+    stems = {v for w in words for v in variants(w, config=config)}
     return QueryTerms(
         words=tuple(words),
         stems=frozenset(stems),
         identifiers=tuple(dict.fromkeys(idents)),
         text=text,
         paths=named.paths,
-        said=frozenset(v for w in said for v in variants(w)),
+        said=frozenset(v for w in said for v in variants(w, config=config)),
     )
 
 
-DF_BY_MATCH = True
-"""Count a long query's document frequencies through FTS5 MATCH, which applies the index's own
-tokenizer (porter: ``templates`` counts the chunks holding ``template``), each count stopping at
-the largest frequency a rule needs. False: look the unstemmed word up in ``fts5vocab`` (the first
-round's; every word whose stem differs — ``rules``, ``checks``, ``running`` — read as absent, a
-common word's count walked its whole posting list, and the largest chunk id stood for the number
-of chunks)."""
-MATCH_POSTINGS: int | None = 10_000
-"""A long query's BM25 MATCH (over chunks, and over symbol names) reads at most this many
-postings (the sum of its terms' document frequencies), rarest terms first. FTS5 reads every
-posting of every OR-ed term and scores every row any term matches against every term, so a
-few common terms cost more than many rare ones and add least to BM25; a fixed budget keeps a
-2,000-word query's cost independent of the index's size (~10 ms per leg on a 2-core machine).
-A term in more than 3 × :data:`MAX_PROSE_DF` of the rows is never sent (a name's phrase falls
-back to the whole name); terms absent from the index are not sent.
-None: every word of the names and capped prose is sent (the first round's)."""
-
-
 def doc_freqs(
-    store: IndexQueries, words: Sequence[str], *, cap: int, table: FtsTable = "chunks"
+    store: IndexQueries,
+    words: Sequence[str],
+    *,
+    cap: int,
+    table: FtsTable = "chunks",
+    config: RankingConfig = DEFAULT,
 ) -> dict[str, int]:
     """How many rows of ``table`` (chunks or symbol names) hold each word, as the index
     tokenizes it (every column), counted up to ``cap + 1``: a word in more rows reads
-    ``cap + 1``."""
-    if not DF_BY_MATCH and table == "chunks":
+    ``cap + 1``.
+
+    Counted through FTS5 MATCH, which applies the index's own tokenizer (porter: ``templates``
+    counts the chunks holding ``template``), each count stopping at ``cap + 1``. Without
+    ``config.df_by_match``, the first round's lookup of the unstemmed word in the vocabulary
+    (every word whose stem differs read as absent; kept for comparison in bench/)."""
+    if not config.df_by_match and table == "chunks":
         return store.vocab_doc_freqs(words)
     return store.table_doc_freqs(words, cap=cap, table=table)
 
 
-def cap_terms(store: IndexQueries, terms: QueryTerms, *, max_words: int = MAX_PROSE_WORDS) -> QueryTerms:
-    """A long query's prose, weighed as prose: keep the ``max_words`` rarest words that occur
-    in the index (document frequency from FTS5), drop the rest; then choose the BM25 MATCH
-    terms under a postings budget (:data:`MATCH_POSTINGS`). Short queries are returned as
-    they are."""
+def cap_terms(store: IndexQueries, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> QueryTerms:
+    """A long query's prose, weighed as prose: keep the ``config.max_prose_words`` rarest words
+    that occur in the index (document frequency from FTS5) in at most ``config.max_prose_df`` of
+    the chunks, drop the rest; then choose the BM25 MATCH terms under a postings budget
+    (``config.match_postings``). Short queries are returned as they are.
+
+    The budget: FTS5 reads every posting of every OR-ed term and scores every row any term
+    matches against every term, so a few common terms cost more than many rare ones and add
+    least to BM25; a fixed budget keeps a 2,000-word query's cost independent of the index's
+    size. A term in more than 3 × ``max_prose_df`` of the rows is never sent (a name's phrase
+    falls back to the whole name); terms absent from the index are not sent."""
     if not terms.long:
         return terms
-    prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][:PROSE_LOOKUPS]
+    max_words = config.max_prose_words
+    budget = config.match_postings
+    prose = [w for w in terms.prose if len(w) > 2 and not w.isdigit()][: config.prose_lookups]
     plain_names = [i.lower() for i in terms.identifiers if len(split_identifier(i)) == 1 and "." not in i]
     # Chunks, not the largest chunk id: ids grow with every re-index (an index moved across
     # many commits had 25k chunks and ids up to 470k, which turned the frequency rules off).
-    chunks = store.chunk_count() if DF_BY_MATCH else store.chunk_id_high()
-    common = max(1, int(MAX_PROSE_DF * chunks))
+    chunks = store.chunk_count() if config.df_by_match else store.chunk_id_high()
+    common = max(1, int(config.max_prose_df * chunks))
     # Prose words are counted only as far as the prose rule needs, the names' words as far as
     # theirs. Only the ``max_words`` rarest prose words matter: counted first up to a small
     # cap, a word above it cannot be among them once ``max_words`` words fall within it (the
     # same words as counting each up to ``common``, reading a fraction of the postings).
     df: dict[str, int] = {}
-    if DF_BY_MATCH:
-        low = min(common, PROSE_FIRST_COUNT)
-        df = doc_freqs(store, prose, cap=low)
+    if config.df_by_match:
+        low = min(common, config.prose_first_count)
+        df = doc_freqs(store, prose, cap=low, config=config)
         if low < common and sum(1 for w in prose if 0 < df[w] <= low) < max_words:
-            df.update(doc_freqs(store, [w for w in prose if df[w] > low], cap=common))
-    df.update(doc_freqs(store, list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)), cap=3 * common))
+            df.update(doc_freqs(store, [w for w in prose if df[w] > low], cap=common, config=config))
+    df.update(
+        doc_freqs(
+            store,
+            list(dict.fromkeys(w for w in [*prose, *terms.words, *plain_names] if w not in df)),
+            cap=3 * common,
+            config=config,
+        )
+    )
     order = {w: i for i, w in enumerate(prose)}
     kept = sorted((w for w in prose if 0 < df.get(w, 0) <= common), key=lambda w: (df[w], order[w]))[:max_words]
     kept.sort(key=lambda w: order[w])
@@ -570,26 +470,30 @@ def cap_terms(store: IndexQueries, terms: QueryTerms, *, max_words: int = MAX_PR
     )
     capped = QueryTerms(
         words=words,
-        stems=frozenset(v for w in words for v in variants(w)),
+        stems=frozenset(v for w in words for v in variants(w, config=config)),
         identifiers=idents,
         text=terms.text,
         paths=terms.paths,
         prose=terms.prose,
     )
-    if MATCH_POSTINGS is None:
+    if budget is None:
         return capped
     clauses = fts_clauses(_match_text(capped))
     needed = [t for whole, parts in clauses for t in (whole, *parts) if t not in df]
-    df.update(doc_freqs(store, needed, cap=3 * common))
-    match = budgeted_match(clauses, df, budget=MATCH_POSTINGS, most=3 * common)
+    df.update(doc_freqs(store, needed, cap=3 * common, config=config))
+    match = budgeted_match(clauses, df, budget=budget, most=3 * common)
     # The symbol leg's BM25 over names: the same rule, with the names' own frequencies.
     symbols = store.symbol_count()
-    most = max(1, int(3 * MAX_PROSE_DF * symbols))
+    most = max(1, int(3 * config.max_prose_df * symbols))
     name_clauses = fts_clauses(" ".join(words))
     sdf = doc_freqs(
-        store, list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))), cap=min(most, MATCH_POSTINGS), table="symbols"
+        store,
+        list(dict.fromkeys(t for w, ps in name_clauses for t in (w, *ps))),
+        cap=min(most, budget),
+        table="symbols",
+        config=config,
     )
-    name_match = budgeted_match(name_clauses, sdf, budget=MATCH_POSTINGS, most=most)
+    name_match = budgeted_match(name_clauses, sdf, budget=budget, most=most)
     return dataclasses.replace(capped, match=match, name_match=name_match)
 
 
@@ -642,8 +546,6 @@ def _content_query(terms: QueryTerms) -> str:
     return fts_query(_match_text(terms))
 
 
-BM25_WEIGHTS = (2.0, 3.0, 1.0)
-"""Column weights for (path, symbol, text) in ``chunks_fts``."""
 
 
 def bm25_chunks(
@@ -653,22 +555,15 @@ def bm25_chunks(
     limit: int = 50,
     paths: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
+    weights: tuple[float, float, float] = DEFAULT.bm25_weights,
 ) -> list[tuple[int, float]]:
-    """Chunk ids by BM25 (best first) with their positive scores."""
+    """Chunk ids by BM25 (best first) with their positive scores; ``weights``: the columns'
+    (path, symbol, text) of ``chunks_fts``."""
     match = _content_query(terms)
     if not match:
         return []
-    found = store.bm25_chunks(match, weights=BM25_WEIGHTS, scope=Scope.of(paths, languages), limit=limit)
+    found = store.bm25_chunks(match, weights=weights, scope=Scope.of(paths, languages), limit=limit)
     return [(c.chunk_id, c.score) for c in found]
-
-
-WORD_SKIP_KINDS: tuple[str, ...] = ("field",)
-"""Symbol kinds the symbols leg matches by exact name only, never by the query's words: a data
-member (`Money.cents`, a record component, a Rust struct field) rarely holds the behaviour a
-prose query asks for, and short member names (`name`, `value`, `type`) would crowd the leg.
-Measured when Java, Kotlin, Scala and Rust gained field symbols: semble's Rust development
-repositories −0.010 [−0.017, −0.005] NDCG@10 with fields in the word match, −0.003 [−0.009, 0]
-without (bench/README.md "Definitions for Ruby, Java, Kotlin, Scala and Rust")."""
 
 
 def symbol_chunks(
@@ -679,13 +574,18 @@ def symbol_chunks(
     paths: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
     named: Sequence[str] = (),
+    skip_kinds: Sequence[str] = DEFAULT.word_skip_kinds,
 ) -> list[tuple[int, float]]:
     """Chunks holding the definitions of symbols whose names match the query, best first.
 
     Exact name matches of identifiers in the query come first — a qualified name matched
     whole, or a name defined in a file the query names (a traceback frame), before a bare
     name; then in the order the query names them, rarer names first — then symbols ranked
-    by BM25 over their split qualified names.
+    by BM25 over their split qualified names, none of ``skip_kinds``
+    (``RankingConfig.word_skip_kinds``: a data member, `Money.cents`, rarely holds the behaviour
+    a prose query asks for, and short member names would crowd the leg; measured when Java,
+    Kotlin, Scala and Rust gained field symbols: semble's Rust development repositories −0.010
+    [−0.017, −0.005] NDCG@10 with fields in the word match, −0.003 [−0.009, 0] without).
     """
     scope = Scope.of(paths, languages)
     out: dict[int, float] = {}
@@ -727,7 +627,7 @@ def symbol_chunks(
     if match and len(out) < limit:
         # A long query's budgeted MATCH finds each name's chunk for the best names only.
         found = store.symbol_bm25_chunks(
-            match, scope=scope, skip_kinds=WORD_SKIP_KINDS, limit=limit * 2, rank_first=terms.name_match is not None
+            match, scope=scope, skip_kinds=skip_kinds, limit=limit * 2, rank_first=terms.name_match is not None
         )
         for chunk, score in found:
             if chunk is not None and chunk not in out:
@@ -735,26 +635,6 @@ def symbol_chunks(
             if len(out) >= limit:
                 break
     return sorted(out.items(), key=lambda kv: -kv[1])[:limit]
-
-
-def uses_chunks(
-    store: IndexQueries,
-    terms: QueryTerms,
-    *,
-    limit: int = 50,
-    paths: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-) -> list[int]:
-    """Chunks that use the names the query mentions (syntax references), most uses first;
-    a name used in more than 500 places says little and is skipped."""
-    names = list(dict.fromkeys(i.rsplit(".", 1)[-1] for i in terms.identifiers))[:MAX_NAMES]
-    if not names:
-        return []
-    common = {n for n, c in store.ref_counts(names).items() if c > 500}
-    names = [n for n in names if n not in common]
-    if not names:
-        return []
-    return store.chunks_using(names, scope=Scope.of(paths, languages), limit=limit)
 
 
 def path_words(path: str) -> set[str]:
@@ -805,14 +685,13 @@ def by_path_word(file_words: dict[str, set[str]]) -> dict[str, list[str]]:
     return out
 
 
-PATH_ROOTS = True
-"""A query word of action (``pagination``, ``logging``, ``presenting``: -ing, -ion) also matches
-a file whose own name holds a word of the same root (``paginator.rb``, ``job_logger.rb``,
-``presenter.rb``): Ruby and Java name a file after its class, the agent of the action. The
-BM25 and name legs' Porter stemming already conflated these; the path leg compared spellings.
-Measured (bench/README.md, "Issue 9, fifth round"): a Ruby development set +0.011 [+0.001,
-+0.029], semble's development set +0.0002 [0, +0.0004]. Matching every word's root, through
-folder names too, cost semble's development set −0.002 (``router`` pulled all of ``routing/``)."""
+# ``RankingConfig.path_roots``: a query word of action (``pagination``, ``logging``, ``presenting``: -ing, -ion) also matches
+# a file whose own name holds a word of the same root (``paginator.rb``, ``job_logger.rb``,
+# ``presenter.rb``): Ruby and Java name a file after its class, the agent of the action. The
+# BM25 and name legs' Porter stemming already conflated these; the path leg compared spellings.
+# Measured (bench/README.md, "Issue 9, fifth round"): a Ruby development set +0.011 [+0.001,
+# +0.029], semble's development set +0.0002 [0, +0.0004]. Matching every word's root, through
+# folder names too, cost semble's development set −0.002 (``router`` pulled all of ``routing/``).
 _ROOT_SUFFIXES = (
     "izations", "ization", "ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate",
     "ables", "able", "ions", "ion", "ings", "ing", "ers", "er", "ors", "or", "ed", "es", "e", "s",
@@ -822,7 +701,7 @@ _ACTION_SUFFIXES = ("ing", "ion", "ions")
 
 @lru_cache(maxsize=65_536)
 def root(word: str) -> str:
-    """A word's root for :data:`PATH_ROOTS`: the first listed suffix off that leaves 4+ letters."""
+    """A word's root for ``RankingConfig.path_roots``: the first listed suffix off that leaves 4+ letters."""
     w = word.lower()
     for suffix in _ROOT_SUFFIXES:
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
@@ -847,6 +726,7 @@ def path_files(
     limit: int = 50,
     basenames: dict[str, list[str]] | None = None,
     postings: dict[str, list[str]] | None = None,
+    config: RankingConfig = DEFAULT,
 ) -> list[tuple[str, float]]:
     """Files ranked by the rarity-weighted query words found in their path (pure); files
     the query names by path (see :func:`named_files`) first. ``postings`` is
@@ -856,13 +736,13 @@ def path_files(
     named = named_files(list(file_words), terms.paths, index=basenames) if terms.paths else []
     if named:
         plain = QueryTerms(terms.words, terms.stems, (), terms.text)
-        rest = [kv for kv in path_files(file_words, plain, limit=limit, postings=postings) if kv[0] not in named]
+        rest = [kv for kv in path_files(file_words, plain, limit=limit, postings=postings, config=config) if kv[0] not in named]
         return ([(p, float("inf")) for p in named] + rest)[:limit]
     if not terms.stems or not file_words:
         return []
     stems: frozenset[str] | set[str] = terms.stems
     rooted: set[str] = set()
-    if PATH_ROOTS and any(w.endswith(_ACTION_SUFFIXES) for w in terms.words):
+    if config.path_roots and any(w.endswith(_ACTION_SUFFIXES) for w in terms.words):
         vocabulary = postings if postings is not None else {w for ws in file_words.values() for w in ws}
         rooted = _agent_words(vocabulary, terms.words) - stems
         stems = stems | rooted

@@ -89,3 +89,19 @@ def test_pasted_issue_text_asks_the_exact_leg_about_its_strongest_names(nav: Nav
     capped = next(n for n in resp.notes if "the exact leg looked up" in n)
     assert "4 of the" in capped and "`create_sales_order`" in capped.split(":", 1)[1].split(",")[0]
     assert any(f.path == "orders/service.py" for f in resp.items[:5])
+
+
+def test_the_exact_leg_looks_up_as_many_names_as_the_ranking_config_says(nav: Navigator) -> None:
+    import dataclasses
+
+    from navigator.find import run_query
+    from semantic.ranking import DEFAULT
+
+    text = (
+        "Totals are wrong. Traceback (most recent call last):\n"
+        '  File "/srv/app/orders/service.py", line 7, in create_sales_order\n'
+        "Also seen with order_total, OrderLine, OrderService, render_report, send_invoice, MAX_ITEMS."
+    )
+    resp = run_query(nav, text, deadline_s=60, config=dataclasses.replace(DEFAULT, max_exact_names=2))
+    capped = next(n for n in resp.notes if "the exact leg looked up" in n)
+    assert "2 of the" in capped and "`create_sales_order`" in capped.split(":", 1)[1].split(",")[0]

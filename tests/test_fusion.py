@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from semantic import fusion
 from semantic.fusion import (
-    RRF_K,
     ChunkMeta,
     definition_match,
     file_penalty,
@@ -16,6 +14,9 @@ from semantic.fusion import (
     superseded,
 )
 from semantic.lexical import path_files, path_words, query_terms, stem
+from semantic.ranking import DEFAULT
+
+RRF_K = DEFAULT.rrf_k
 
 
 def test_rrf_sums_reciprocal_ranks_and_records_them() -> None:
@@ -68,15 +69,6 @@ def test_stem_match_and_skips_generic_names() -> None:
     assert stem_match("src/flask/sessions.py", query_terms("session management"))
     assert not stem_match("src/flask/__init__.py", query_terms("init the app"))
     assert not stem_match("src/flask/app.py", query_terms("session management"))
-
-
-def test_module_files_named_by_their_folder_when_the_switch_is_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Measured and off by default (bench/README.md, issue 9 second round).
-    assert not stem_match("axum/src/extract/mod.rs", query_terms("extract request parts"))
-    monkeypatch.setattr(fusion, "MODULE_STEM", True)
-    assert stem_match("axum/src/extract/mod.rs", query_terms("extract request parts"))
-    assert stem_match("trimesh/voxel/__init__.py", query_terms("voxel creation"))
-    assert not stem_match("crate/src/mod.rs", query_terms("src layout"))  # a crate root is not a module name
 
 
 def test_penalties_unless_the_query_asks() -> None:
@@ -156,3 +148,28 @@ def test_test_files_by_folder_or_language_convention(path: str, is_test: bool) -
     "test" is somewhere in its name."""
     q = query_terms("how are functions run")
     assert (file_penalty(path, q) < 1.0) is is_test
+
+
+def test_ranking_settings_are_a_value_passed_in_not_a_module_global() -> None:
+    """Two configs rank the same legs differently side by side; neither changes the other, nor
+    the shipped :data:`DEFAULT` (a module constant patched by one caller changed every search)."""
+    import dataclasses
+
+    meta = _meta((1, "tests/test_app.py", None), (2, "src/app.py", None))
+    legs = {"bm25": [1, 2]}
+    terms = query_terms("request routing")
+    lenient = dataclasses.replace(DEFAULT, test_penalty=1.0)
+    assert [r.path for r in fuse(legs, meta, terms)] == ["src/app.py", "tests/test_app.py"]
+    assert [r.path for r in fuse(legs, meta, terms, config=lenient)] == ["tests/test_app.py", "src/app.py"]
+    assert [r.path for r in fuse(legs, meta, terms)] == ["src/app.py", "tests/test_app.py"]
+    assert DEFAULT.test_penalty == 0.3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULT.test_penalty = 1.0  # type: ignore[misc]  # the point: it is frozen
+
+
+@pytest.mark.parametrize(("field", "value"), [("depth", 0), ("top_chunks_per_file", 2.5), ("rrf_k", -1), ("match_postings", 0)])
+def test_a_ranking_config_no_ranking_can_use_is_refused_by_name(field: str, value: object) -> None:
+    import dataclasses
+
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(DEFAULT, **{field: value})

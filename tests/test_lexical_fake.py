@@ -4,7 +4,7 @@ contract both stores pass is tests/test_store_contract.py."""
 
 from __future__ import annotations
 
-from semantic.lexical import cap_terms, query_terms, symbol_chunks, uses_chunks
+from semantic.lexical import cap_terms, query_terms, symbol_chunks
 from storage.fake import FakeIndex
 from storage.model import Chunk, ParsedFile, Span, SymbolDef, SyntaxRef
 
@@ -71,16 +71,6 @@ def test_fields_are_matched_by_exact_name_only() -> None:
     )
     assert symbol_chunks(fake, query_terms("the cents of an amount")) == []
     assert _paths(fake, symbol_chunks(fake, query_terms("`cents`"))) == ["money.py"]
-
-
-def test_a_name_used_in_more_than_500_places_says_little() -> None:
-    busy = [("log", i) for i in range(1, 502)]
-    fake = _index(
-        _file("a.py", "\n" * 600, [("f", "f", "function", 1)], busy + [("send_invoice", 3)]),
-        _file("b.py", "x\ny", [("g", "g", "function", 1)], [("send_invoice", 1), ("send_invoice", 2)]),
-    )
-    assert uses_chunks(fake, query_terms("`log` everything")) == []
-    assert _paths(fake, uses_chunks(fake, query_terms("`send_invoice` and `log`"))) == ["b.py", "a.py"]
 
 
 def test_a_long_query_keeps_its_rarest_words_present_in_the_index() -> None:

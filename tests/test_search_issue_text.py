@@ -16,14 +16,12 @@ from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic import lexical
 from semantic.lexical import (
-    LONG_QUERY_WORDS,
-    MAX_PROSE_WORDS,
     cap_terms,
     mentions,
     named_files,
     query_terms,
-    strip_issue_tags,
 )
+from semantic.ranking import DEFAULT
 from storage.db import Store
 
 TRACEBACK = """\
@@ -117,9 +115,9 @@ def search(make_repo: Callable[[dict[str, str]], Path], tmp_path: Path) -> Seman
 def test_a_pasted_issue_ranks_what_its_traceback_names(search: SemanticSearch) -> None:
     text = PROSE * 8 + TRACEBACK
     terms = query_terms(text)
-    assert terms.long and len(terms.prose) > LONG_QUERY_WORDS
+    assert terms.long and len(terms.prose) > DEFAULT.long_query_words
     capped = cap_terms(search.store, terms)
-    assert len(capped.words) <= len(terms.words) + MAX_PROSE_WORDS
+    assert len(capped.words) <= len(terms.words) + DEFAULT.max_prose_words
     resp = search.search(text, k=5, legs=("bm25", "symbols", "path"))
     assert resp.items[0].path == "src/shipping/rates.py", [h.path for h in resp.items]
     code = search.search(text, k=3, legs=("bm25", "symbols", "path"), view="code")
@@ -177,13 +175,13 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
     sent = _sent(capped.match)
     chunks = store.chunk_count()
     df = lexical.doc_freqs(store, [w for t in sent for w in t.split()], cap=chunks)
-    # Only terms the index holds, none in more than 3 x MAX_PROSE_DF of the chunks; within budget.
-    assert all(0 < df[w] <= 3 * lexical.MAX_PROSE_DF * chunks for t in sent for w in t.split()), (sent, df)
+    # Only terms the index holds, none in more than 3 x max_prose_df of the chunks; within budget.
+    assert all(0 < df[w] <= 3 * DEFAULT.max_prose_df * chunks for t in sent for w in t.split()), (sent, df)
     assert not any(t.startswith("zq") for t in sent)
     assert "record" not in sent and "parcel" not in sent  # in nearly every chunk
-    assert len(sent) <= 2 * (lexical.MAX_NAMES + lexical.MAX_PROSE_WORDS)
-    assert lexical.MATCH_POSTINGS is not None
-    assert sum(df[w] for t in sent for w in t.split()) <= lexical.MATCH_POSTINGS
+    assert len(sent) <= 2 * (DEFAULT.max_names + DEFAULT.max_prose_words)
+    assert DEFAULT.match_postings is not None
+    assert sum(df[w] for t in sent for w in t.split()) <= DEFAULT.match_postings
     # The symbol leg's MATCH: names' words only, none absent from the symbol table.
     assert capped.name_match is not None and not any(t.startswith("zq") for t in _sent(capped.name_match))
     # The names still reach the index whole: the traceback's frames and the quoted name.
@@ -219,73 +217,3 @@ def test_document_frequency_is_counted_as_the_index_tokenizes(search: SemanticSe
     text = " ".join(f"zq{i}x" for i in range(40)) + " The invoices are wrong."
     capped = cap_terms(store, query_terms(text))
     assert "invoices" in capped.words and capped.match is not None and '"invoices"' in capped.match
-
-
-@pytest.mark.parametrize(
-    ("title", "rest"),
-    [
-        ("[Bug] Not generating demo candidates", "Not generating demo candidates"),
-        ("ENH: Line_merge", "Line_merge"),
-        ("Feature Request: Export Bookmarks with Date", "Export Bookmarks with Date"),
-        ("[feature request] BUG: v1: E1019 raised", "E1019 raised"),
-        ("Fn::Sub fails on ints", "Fn::Sub fails on ints"),  # no space after the colon: code
-        ("Error when running Evaluate:  'str' object", "Error when running Evaluate:  'str' object"),  # 4 words
-        ("[BUG]", "[BUG]"),  # nothing but a tag: kept
-    ],
-)
-def test_an_issue_titles_leading_tags_are_dropped(title: str, rest: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Measured and left off by default (bench/README.md, second round): the lever, when on.
-    monkeypatch.setattr(lexical, "ISSUE_TAGS", True)
-    assert strip_issue_tags(title) == rest
-    assert query_terms(title).words == query_terms(rest).words
-
-
-def test_a_leading_request_verb_and_contractions_are_not_search_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert "add" in query_terms("Add support for CSS Grid Layout").words  # off by default
-    monkeypatch.setattr(lexical, "DROP_LEAD_VERB", True)
-    monkeypatch.setattr(lexical, "DROP_CONTRACTIONS", True)
-    assert query_terms("Add support for CSS Grid Layout").words == ("support", "css", "grid", "layout")
-    assert query_terms("OBJ export doesn't have a newline").words == ("obj", "export", "newline")
-    # Only as the first word: "request", "add" elsewhere are domain words.
-    assert query_terms("request and response interceptors").words == ("request", "response", "interceptors")
-    assert "add" in query_terms("how middleware layers add headers").words
-    assert query_terms("Add").words == ("add",)  # nothing else left: kept
-
-
-ISSUE_REPO = {
-    ".github/ISSUE_TEMPLATE/bug_report.yaml": "name: Bug report\ndescription: Report a bug\nlabels: [bug]\n",
-    "src/layout/anchors.py": '''
-        def add_links(page, links):
-            """Add the links of a page."""
-            return [page.add(link) for link in links]
-
-
-        def add_outlines(page, outlines):
-            return [page.add(o) for o in outlines]
-        ''',
-    "src/layout/grid.py": '''
-        def grid_layout(box, columns):
-            """Lay out a grid container's children on its columns."""
-            return [child.place(columns) for child in box.children]
-        ''',
-    "src/render/columns.py": '''
-        def columns_layout(box, count):
-            """Lay out a multi-column box."""
-            return [box.split(count)]
-        ''',
-}
-
-
-def test_an_issue_title_ranks_the_code_it_is_about_not_its_tags_or_verb(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lexical, "ISSUE_TAGS", True)
-    monkeypatch.setattr(lexical, "DROP_LEAD_VERB", True)
-    root = make_repo(ISSUE_REPO)
-    store = Store(tmp_path / "idx" / "index.db")
-    index_root(root, store)
-    search = SemanticSearch(store)
-    legs = ("bm25", "symbols", "path")
-    files = [h.path for h in search.search("[Bug] Add grid layout", k=4, legs=legs).items]
-    assert files[0] == "src/layout/grid.py", files
-    assert ".github/ISSUE_TEMPLATE/bug_report.yaml" not in files, files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic.embed import FakeEmbedder
 from semantic.lexical import bm25_chunks, query_terms, symbol_chunks
+from semantic.ranking import DEFAULT
 from storage.db import Store
 
 FILES = {
@@ -93,47 +95,6 @@ def test_search_rejects_empty_text(store: Store) -> None:
         SemanticSearch(store, embedder=FakeEmbedder()).search("  ")
 
 
-def test_uses_leg_ranks_chunks_by_their_uses_of_the_named_names(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
-) -> None:
-    from semantic.lexical import uses_chunks
-
-    root = make_repo(
-        {
-            "a.py": "def send_invoice(x):\n    return x\n",
-            "b.py": "from a import send_invoice\n\n\ndef bill(c):\n    send_invoice(c)\n    return send_invoice(c)\n",
-            "c.py": "from a import send_invoice\n\n\ndef remind(c):\n    return send_invoice(c)\n",
-            "d.py": "def unrelated():\n    return 1\n",
-        }
-    )
-    s = Store(tmp_path / "uses" / "index.db")
-    index_root(root, s)
-    got = uses_chunks(s, query_terms("why does `send_invoice` run twice"))
-    paths = [s.chunks_by_ids([i])[i].path for i in got]
-    assert paths[0] == "b.py" and "c.py" in paths and "d.py" not in paths
-    assert uses_chunks(s, query_terms("nothing named here")) == []
-
-
-def test_abbreviation_switch_adds_code_short_forms_to_the_name_spellings_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The (measured, off) ABBREVIATIONS lever: "context" also spells ``ctx`` for names and
-    paths, stopwords only at level 2, and never in the BM25 text match."""
-    from semantic import lexical
-
-    query = "request context implementations"
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 0)
-    off = query_terms(query)
-    assert "ctx" not in off.stems
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 1)
-    on = query_terms(query)
-    assert {"ctx", "req", "impl", "impls"} <= on.stems
-    assert on.words == off.words  # the text match is built from the words: unchanged
-    assert "impl" not in query_terms("where is the implementation").stems  # a stopword: level 2 only
-    monkeypatch.setattr(lexical, "ABBREVIATIONS", 2)
-    assert "impl" in query_terms("where is the implementation").stems
-
-
 PRF_FILES = {
     "erp/retry.py": '''
         def retry_erp_call(request):
@@ -158,23 +119,21 @@ PRF_FILES = {
 
 
 def test_feedback_leg_brings_the_words_the_best_hits_share(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
 ) -> None:
     """Pseudo-relevance feedback (on by default): "ERP call" matches retry.py and timeouts.py,
     which both use ``backoff_gateway``; the feedback leg finds gateway.py, which says neither
     word. A long query (issue text) gets no feedback leg."""
-    from navigator import search as search_module
-
     filler = {f"misc/m{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)}
     root = make_repo({**PRF_FILES, **filler})  # a feedback word must be rare: in at most 10% of chunks
     s = Store(tmp_path / "idx" / "index.db")
     index_root(root, s)
     search = SemanticSearch(s, embedder=FakeEmbedder())
+    assert search.config.prf_terms == 8  # on by default
+    without = SemanticSearch(s, embedder=FakeEmbedder(), config=dataclasses.replace(DEFAULT, prf_terms=0))
     query = "ERP call"
-    monkeypatch.setattr(search_module, "PRF_TERMS", 0)
-    off = [h.path for h in search.search(query, k=10, legs=("bm25", "symbols", "path")).items]
+    off = [h.path for h in without.search(query, k=10, legs=("bm25", "symbols", "path")).items]
     assert "net/gateway.py" not in off
-    monkeypatch.setattr(search_module, "PRF_TERMS", 8)
     on = [h.path for h in search.search(query, k=10, legs=("bm25", "symbols", "path")).items]
     assert on[:2] == off[:2]  # the direct matches keep the lead
     assert "net/gateway.py" in on
@@ -224,11 +183,10 @@ def test_symbol_leg_matches_fields_by_exact_name_only(
 
 
 def test_a_name_of_letters_and_digits_is_matched_whole_not_as_loose_words(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
 ) -> None:
     """``sha256`` (or ``E1152``, ``http2``) in a query is one name: matched whole or as the
     phrase ``sha 256``, not as ``sha`` OR ``256`` anywhere (a file full of 256s and shas)."""
-    from semantic import lexical
 
     root = make_repo(
         {
@@ -256,15 +214,15 @@ def test_a_name_of_letters_and_digits_is_matched_whole_not_as_loose_words(
         return s.chunks_by_ids([ranked[0][0]])[ranked[0][0]].path
 
     assert first("sha256 of a download") == "src/digest.py"
-    monkeypatch.setattr(lexical, "ALNUM_NAMES", False)  # loose words: the 256s win
-    assert first("sha256 of a download") == "src/sizes.py"
+    loose = dataclasses.replace(DEFAULT, alnum_names=False)  # loose words: the 256s win
+    ranked = bm25_chunks(s, query_terms("sha256 of a download", config=loose))
+    assert s.chunks_by_ids([ranked[0][0]])[ranked[0][0]].path == "src/sizes.py"
 
 
-def test_path_leg_finds_the_agent_a_query_names_by_its_action(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_path_leg_finds_the_agent_a_query_names_by_its_action() -> None:
     """"pagination" finds ``paginator.rb`` and "logging" ``job_logger.rb`` by their file names
     (a Ruby or Java file is named after its class); the other way round, and through a folder's
     name, a root does not count ("router" must not pull every file under ``routing/``)."""
-    from semantic import lexical
     from semantic.lexical import path_files, path_words
 
     files = [
@@ -285,5 +243,5 @@ def test_path_leg_finds_the_agent_a_query_names_by_its_action(monkeypatch: pytes
     assert ranked("how the web router works") == ["lib/sidekiq/web/router.rb"]  # not routing/
     assert ranked("routing of requests")[:1] == ["lib/sidekiq/web/router.rb"]  # the file's own name
     assert "src/routing/mod.rs" in ranked("routing of requests")  # by its spelling, as before
-    monkeypatch.setattr(lexical, "PATH_ROOTS", False)
-    assert ranked("pagination of sorted set entries") == []
+    spelled = dataclasses.replace(DEFAULT, path_roots=False)
+    assert path_files(file_words, query_terms("pagination of sorted set entries"), config=spelled) == []

@@ -7,18 +7,13 @@ in-process and the MCP tool.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from navigator import Navigator
-from navigator import search as search_module
 from navigator.frontends.cli import main
-from navigator.indexer import index_root
-from navigator.search import SemanticSearch
-from storage.db import Store
 from storage.errors import UsageError
 
 FILES = {
@@ -113,39 +108,3 @@ def test_mcp_search_tool_takes_a_view(root: Path) -> None:
         out = asyncio.run(server.call_tool("search", {"text": QUERY, "limit": 2, "view": "code"}))
     text = json.dumps(out, default=str)
     assert "refund_order" in text and "refund_shipping" in text
-
-
-_BODY = "".join(f"    step_{i} = table.lookup({i}, value)\n" for i in range(60))
-"""Filler that makes every function its own chunk."""
-
-
-def _fn(name: str, doc: str) -> str:
-    return f'def {name}(value, table):\n    """{doc}"""\n{_BODY}    return value\n\n\n'
-
-
-INFILE_FILES = {
-    # The fix touches both parsers of dates.py; the renderers say "parse" and "format" more often.
-    "lib/dates.py": _fn("parse_date", "Parse a date string with a custom format pattern.")
-    + _fn("read_clock", "Parse a time string; the pattern is fixed today."),
-    **{
-        f"lib/render_{n}.py": _fn(f"render_{n}", f"Parse and render {n} with a custom format: parse the format string, the default format.")
-        for n in ("money", "percent", "unit", "ratio")
-    },
-}
-
-
-@pytest.mark.parametrize("infile", [1, 0])
-def test_code_view_searches_the_best_files_again(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, infile: int
-) -> None:
-    """The whole-index legs stop at k candidates; the best files are searched again on their
-    own (the ``infile`` leg), so the second parser of the right file is listed."""
-    monkeypatch.setattr(search_module, "CODE_INFILE_FILES", infile)
-    root = make_repo(INFILE_FILES)
-    store = Store(tmp_path / "idx" / "index.db")
-    index_root(root, store)
-    search = SemanticSearch(store, depth=1)
-    code = search.search("parse functions should support a custom format", k=4, legs=("bm25", "symbols", "path"), view="code")
-    got = [(h.path, h.symbol) for h in code.items]
-    assert ("lib/dates.py", "parse_date") in got, got
-    assert (("lib/dates.py", "read_clock") in got) is bool(infile), got

@@ -450,72 +450,6 @@ def test_one_team_store_answers_many_threads_at_once(tmp_path: Path, store_url: 
     assert all(a == ["billing/invoices.py"] for a in answers[1::2])
 
 
-# -- pseudo-relevance feedback across repositories -------------------------------------------------
-
-_PRF_REPO = {
-    "erp/retry.py": '''def retry_erp_call(request):
-    """Retry the ERP call with backoff until the gateway answers."""
-    return backoff_gateway(request)
-''',
-    "erp/timeouts.py": '''def erp_call_deadline(request):
-    """How long one ERP call may take before the gateway gives up."""
-    return backoff_gateway(request, deadline=30)
-''',
-    "net/gateway.py": '''def backoff_gateway(request, deadline=10):
-    """Exponential backoff around the gateway socket."""
-    return request
-''',
-    "ui/colors.py": '''def palette():
-    return ["red", "green"]
-''',
-    # a feedback word must be rare: in at most PRF_MAX_DF (10%) of the store's chunks
-    **{f"misc/m{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)},
-}
-
-
-def test_all_repos_feedback_leg_finds_what_the_best_hits_share(
-    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The team store's ``prf`` leg, as local search's: "ERP call" matches retry.py and timeouts.py,
-    which both use ``backoff_gateway``; the feedback leg finds gateway.py, which says neither word,
-    and not the unrelated colors.py. A long query gets no feedback leg; a failing feedback step
-    costs a note, not the answer."""
-    from navigator import team as team_module
-
-    monkeypatch.setattr(team_module, "PRF", True)  # measured and off by default: see navigator.team.PRF
-    repo = make_repo(tmp_path / "erp", _PRF_REPO)
-    with _nav(repo, store_url) as nav:
-        nav.team().publish()
-        team = nav.team()
-
-        def ranks(resp: object) -> dict[str, dict[str, int]]:
-            return {h.path: h.ranks for h in resp.items}  # type: ignore[attr-defined]
-
-        resp = team.search("ERP call", k=10)
-        assert resp.complete and resp.notes == ()
-        got = ranks(resp)
-        assert "prf" in got["net/gateway.py"], got  # found by the feedback leg
-        assert "prf" in got["erp/retry.py"] and "prf" in got["erp/timeouts.py"]  # the query's own words
-        assert "prf" not in got.get("ui/colors.py", {})
-        assert not any("prf" in r for p, r in got.items() if p.startswith("misc/"))
-        assert set(list(got)[:2]) == {"erp/retry.py", "erp/timeouts.py"}  # the direct matches keep the lead
-
-        monkeypatch.setattr(team_module, "PRF", False)
-        assert not any("prf" in r for r in ranks(team.search("ERP call", k=10)).values())
-        monkeypatch.setattr(team_module, "PRF", True)
-
-        long_query = "ERP call " + " ".join(f"word{i}" for i in range(40))  # issue text: no feedback
-        assert not any("prf" in r for r in ranks(team.search(long_query, k=10)).values())
-
-        def broken(*_a: object, **_k: object) -> dict[str, int]:
-            raise StoreUnavailableError("the store went away while counting words")
-
-        monkeypatch.setattr(team.pg, "doc_freqs", broken)
-        failed = team.search("ERP call", k=10)
-        assert failed.items and not any("prf" in r for r in ranks(failed).values())
-        assert any("prf leg unavailable" in n for n in failed.notes)
-
-
 @pytest.mark.slow
 def test_cli_all_repos_asks_the_warm_daemon_about_the_callers_store(
     tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
@@ -567,8 +501,6 @@ def test_all_repos_path_leg_ranks_files_by_their_path_words(
     """The team store's path leg, as local search's: a file whose folders and name are the
     query's words ranks by them (not by its repository's name), in the asked languages only; a
     new head's files are seen at once; a failing path leg costs a note, not the answer."""
-    from navigator import team as team_module
-
     files = {
         "payments/refunds/policy.py": "def apply(amount):\n    return amount * 0.9\n",
         "payments/charges.py": "def charge(card, amount):\n    return card.debit(amount)\n",
@@ -595,9 +527,8 @@ def test_all_repos_path_leg_ranks_files_by_their_path_words(
             "payments/refunds/window.py"
         ]
 
-        monkeypatch.setattr(team_module, "PATH_LEG", False)
-        assert not any("path" in h.ranks for h in team.search("refunds policy", k=10).items)
-        monkeypatch.setattr(team_module, "PATH_LEG", True)
+        without = team.search("refunds policy", k=10, legs=("bm25", "vector", "symbols"))
+        assert without.items and not any("path" in h.ranks for h in without.items)
 
         def broken(*_a: object, **_k: object) -> object:
             raise StoreUnavailableError("the store went away while listing files")
