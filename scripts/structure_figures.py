@@ -20,7 +20,8 @@ Figures:
 - **Ranking switches left off**: upper-case module constants of the ranking modules (and the fields of
   a ``RankingConfig`` dataclass, wherever it lives) whose shipped value does nothing: ``False``,
   ``0``/``0.0``, ``None``, or ``1.0`` for a ``*_PENALTY``/``*_BOOST`` multiplier.
-- **Ranking settings patched from outside**: ``setattr(module, "NAME", ...)`` and
+- **Engine constants patched from outside** (and of them, ranking settings: names defined in the
+  ranking modules): ``setattr(module, "NAME", ...)`` and
   ``monkeypatch.setattr(module, "NAME", ...)``/``monkeypatch.setattr("pkg.mod.NAME", ...)`` in
   ``tests/`` and ``bench/`` whose target is an upper-case name of an engine module.
 """
@@ -65,6 +66,7 @@ class Figures:
     largest_classes: list[tuple[str, int, int]] = field(default_factory=list)
     switches_left_off: list[str] = field(default_factory=list)
     settings_patched_from_outside: int = 0
+    ranking_settings_patched_from_outside: int = 0
     patched_by_file: dict[str, int] = field(default_factory=dict)
 
 
@@ -260,6 +262,12 @@ def measure(root: Path) -> Figures:
             fig.switches_left_off.extend(switches_left_off(tree, str(rel)))
 
     constants = _engine_constants(root)
+    ranking_names: set[str] = set()
+    for rel in RANKING_MODULES:
+        tree = _parse(root / rel) if (root / rel).exists() else None
+        for node in tree.body if tree else []:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            ranking_names.update(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
     for folder in ("tests", "bench"):
         for path in sorted((root / folder).rglob("*.py")):
             if "corpora" in path.parts or "workspaces" in path.parts or "archive" in path.parts:
@@ -269,6 +277,7 @@ def measure(root: Path) -> Figures:
             for node in ast.walk(tree) if tree else []:
                 if isinstance(node, ast.Call) and (name := _patch_target(node)) and name in constants:
                     n += 1
+                    fig.ranking_settings_patched_from_outside += name in ranking_names
             if n:
                 fig.patched_by_file[str(path.relative_to(root))] = n
     fig.settings_patched_from_outside = sum(fig.patched_by_file.values())
@@ -286,7 +295,8 @@ def markdown(fig: Figures) -> str:
         f"| modules / lines | {fig.modules} / {fig.lines} |",
         f"| modules over {BIG} lines (share of the code) | {len(fig.modules_over_600)} ({fig.share_over_600:.0%}) |",
         f"| ranking switches left off | {len(fig.switches_left_off)} |",
-        f"| ranking settings patched from tests/bench | {fig.settings_patched_from_outside} |",
+        f"| engine constants patched from tests/bench (of them ranking settings) | "
+        f"{fig.settings_patched_from_outside} ({fig.ranking_settings_patched_from_outside}) |",
         "",
         "SQL by file: " + (", ".join(f"{k} {v}" for k, v in fig.sql_by_file.items()) or "none"),
         "",
