@@ -399,7 +399,14 @@ def choose(repos: list[dict[str, Any]], names: str, languages: str, which: str) 
     return chosen
 
 
-_RANKING_MODULES = ("semantic.fusion", "semantic.lexical", "navigator.search", "navigator.team")
+_RANKING_MODULES = (
+    "semantic.fusion",
+    "semantic.analysis",
+    "semantic.path_leg",
+    "semantic.lexical",
+    "navigator.search",
+    "navigator.team",
+)
 
 
 def set_const(assignment: str) -> None:

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
+from semantic.analysis import mentions
 from semantic.fusion import rrf
-from semantic.lexical import mentions
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, SymbolNotFoundError, UsageError
 
@@ -124,7 +124,7 @@ def run_query(
         names = list(route.identifiers)
         if len(names) > config.max_exact_names:
             # Pasted issue text names dozens of things: ask the exact leg about the strongest
-            # few (traceback frames and quoted code first, see semantic.lexical.mentions).
+            # few (traceback frames and quoted code first, see semantic.analysis.mentions).
             ranked = [n for n in mentions(route.text).names if n in names]
             names = list(dict.fromkeys([*ranked, *names]))[: config.max_exact_names]
             notes.append(

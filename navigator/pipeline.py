@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from navigator.results import SearchHit
+from semantic.analysis import STOPWORDS, QueryTerms, path_words, stem
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
-from semantic.lexical import STOPWORDS, QueryTerms, by_basename, by_path_word, path_files, path_words, stem
+from semantic.path_leg import by_basename, by_path_word, path_files
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -96,7 +97,7 @@ class PathIndex:
     """A store's files as the path leg reads them: each path's words, and two lookups."""
 
     words: dict[str, set[str]]
-    """path -> the words of its folders and file name (:func:`semantic.lexical.path_words`)."""
+    """path -> the words of its folders and file name (:func:`semantic.analysis.path_words`)."""
     basenames: dict[str, list[str]]
     """file name -> the paths of that name."""
     postings: dict[str, list[str]]

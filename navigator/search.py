@@ -43,17 +43,11 @@ from navigator.pipeline import (
 )
 from navigator.results import Response, SearchHit
 from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_key
+from semantic.analysis import QueryTerms, query_terms
 from semantic.embed import Embedder
 from semantic.fusion import ChunkMeta, Ranked
-from semantic.lexical import (
-    QueryTerms,
-    bm25_chunks,
-    cap_terms,
-    doc_freqs,
-    named_files,
-    query_terms,
-    symbol_chunks,
-)
+from semantic.lexical import bm25_chunks, cap_terms, doc_freqs, symbol_chunks
+from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.db import Store
 from storage.errors import IndexDamagedError, IndexIOError, StorageError
@@ -107,7 +101,9 @@ class SemanticSearch(VectorSync):
         """``share_with``: another instance over the same index (another thread's SQLite
         connection) whose model, vectors and lock this one uses too. ``config``: how this
         instance ranks (``depth``, when given, replaces ``config.depth``)."""
-        super().__init__(store, embedder=embedder, model=model, vectors_dir=vectors_dir, share_with=share_with)
+        super().__init__(
+            store, embedder=embedder, model=model, vectors_dir=vectors_dir, share_with=share_with
+        )
         self.config = config if depth is None else dataclasses.replace(config, depth=depth)
         self.depth = self.config.depth
         self._path_cache: tuple[tuple[int, float], PathIndex] | None = None
@@ -151,7 +147,9 @@ class SemanticSearch(VectorSync):
         limit = depth if bm25_scores is None else max(depth, cfg.prf_base)
         bm25: list[tuple[int, float]] = _leg_or_problem(
             "bm25",
-            lambda: bm25_chunks(store, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights),
+            lambda: bm25_chunks(
+                store, terms, limit=limit, paths=paths, languages=languages, weights=cfg.bm25_weights
+            ),
             [],
             problems,
         )
@@ -228,7 +226,10 @@ class SemanticSearch(VectorSync):
         return self.store.chunk_count()
 
     def _meta(self, ids: Sequence[int]) -> dict[int, ChunkMeta]:
-        return {i: ChunkMeta(p.id, p.path, p.symbol, p.start_line) for i, p in self.store.chunk_places(ids).items()}
+        return {
+            i: ChunkMeta(p.id, p.path, p.symbol, p.start_line)
+            for i, p in self.store.chunk_places(ids).items()
+        }
 
     def _first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
         return self.store.first_chunks(paths)

@@ -32,8 +32,8 @@ import numpy as np
 from navigator.config import Config, resolve_store_url
 from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet, unlisted
 from navigator.results import Response, SearchHit, Symbol
+from semantic.analysis import QueryTerms, query_terms
 from semantic.fusion import ChunkMeta
-from semantic.lexical import QueryTerms, query_terms
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
 from storage.pg import (

@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from semantic.lexical import QueryTerms
+from semantic.analysis import QueryTerms
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 

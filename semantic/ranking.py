@@ -4,7 +4,7 @@
 ranking setting from a module global. A benchmark or a test that varies one builds its own
 config, ``dataclasses.replace(DEFAULT, rrf_k=20)``, and hands it to
 :class:`navigator.search.SemanticSearch` or :class:`navigator.team.TeamStore` (or to the pure
-functions of :mod:`semantic.fusion` and :mod:`semantic.lexical` that take ``config=``).
+functions of :mod:`semantic.fusion`, :mod:`semantic.analysis`, :mod:`semantic.path_leg` and :mod:`semantic.lexical` that take ``config=``).
 
 The values were measured on semble's benchmark and the issue-localization development set; what
 each measured is in ``bench/README.md``. This module imports nothing of ours: both the lexical
@@ -97,7 +97,7 @@ class RankingConfig:
     max_exact_names: int = 4
     """Names of one query the exact leg looks up (each costs a language-server request)."""
 
-    # -- query analysis (semantic.lexical) -------------------------------------------------
+    # -- query analysis (semantic.analysis) ------------------------------------------------
     verb_forms: bool = True
     """A query's past and -ing forms also match names (``replaced`` -> ``replace_file``)."""
     alnum_names: bool = True

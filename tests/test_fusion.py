@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from semantic.analysis import path_words, query_terms, stem
 from semantic.fusion import (
     ChunkMeta,
     definition_match,
@@ -13,7 +14,7 @@ from semantic.fusion import (
     stem_match,
     superseded,
 )
-from semantic.lexical import path_files, path_words, query_terms, stem
+from semantic.path_leg import path_files
 from semantic.ranking import DEFAULT
 
 RRF_K = DEFAULT.rrf_k

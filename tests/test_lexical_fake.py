@@ -4,7 +4,8 @@ contract both stores pass is tests/test_store_contract.py."""
 
 from __future__ import annotations
 
-from semantic.lexical import cap_terms, query_terms, symbol_chunks
+from semantic.analysis import query_terms
+from semantic.lexical import cap_terms, symbol_chunks
 from storage.fake import FakeIndex
 from storage.model import Chunk, ParsedFile, Span, SymbolDef, SyntaxRef
 

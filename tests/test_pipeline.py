@@ -20,8 +20,8 @@ from navigator.pipeline import (
     snippet,
     unlisted,
 )
+from semantic.analysis import query_terms
 from semantic.fusion import ChunkMeta, Ranked
-from semantic.lexical import query_terms
 from semantic.ranking import DEFAULT
 
 

@@ -15,12 +15,9 @@ import pytest
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic import lexical
-from semantic.lexical import (
-    cap_terms,
-    mentions,
-    named_files,
-    query_terms,
-)
+from semantic.analysis import mentions, query_terms
+from semantic.lexical import cap_terms
+from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT
 from storage.db import Store
 

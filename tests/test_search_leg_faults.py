@@ -97,7 +97,7 @@ def test_a_locked_index_is_a_clear_busy_error(store: Store) -> None:
 
 def test_legs_called_without_a_problem_list_raise_the_classified_error(store: Store) -> None:
     """A caller that keeps no list of problems (a benchmark calling ``legs``) gets the error."""
-    from semantic.lexical import query_terms
+    from semantic.analysis import query_terms
 
     store.conn.execute("DROP TABLE chunks_fts")
     with pytest.raises(IndexSchemaError):

@@ -10,8 +10,9 @@ import pytest
 
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
+from semantic.analysis import query_terms
 from semantic.embed import FakeEmbedder
-from semantic.lexical import bm25_chunks, query_terms, symbol_chunks
+from semantic.lexical import bm25_chunks, symbol_chunks
 from semantic.ranking import DEFAULT
 from storage.db import Store
 
@@ -223,7 +224,8 @@ def test_path_leg_finds_the_agent_a_query_names_by_its_action() -> None:
     """"pagination" finds ``paginator.rb`` and "logging" ``job_logger.rb`` by their file names
     (a Ruby or Java file is named after its class); the other way round, and through a folder's
     name, a root does not count ("router" must not pull every file under ``routing/``)."""
-    from semantic.lexical import path_files, path_words
+    from semantic.analysis import path_words
+    from semantic.path_leg import path_files
 
     files = [
         "lib/sidekiq/paginator.rb",

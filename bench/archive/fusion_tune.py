@@ -32,8 +32,8 @@ from semble_bench import BENCH, CORPORA  # noqa: E402
 import semantic.fusion as F  # noqa: E402
 from bench.harness.metrics import semble_ndcg as ndcg10  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
+from semantic.analysis import query_terms  # noqa: E402
 from semantic.embed import DEFAULT_MAX_SEQ_LENGTH, load_embedder  # noqa: E402
-from semantic.lexical import query_terms  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 

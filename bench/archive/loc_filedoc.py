@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import loc_bench as lb  # noqa: E402
 
 from navigator.search import SemanticSearch  # noqa: E402
-from semantic import fusion, lexical  # noqa: E402
+from semantic import analysis, fusion, lexical  # noqa: E402
 from storage.query import IndexQueries  # noqa: E402
 
 TOKENIZER = "porter unicode61 tokenchars '_'"
@@ -52,7 +52,7 @@ def file_documents(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, dict[i
 
 
 def file_search(db: sqlite3.Connection, ids: dict[int, str], store: IndexQueries, q: str, k: int = 50) -> list[str]:
-    match = lexical._content_query(lexical.cap_terms(store, lexical.query_terms(q)))
+    match = lexical._content_query(lexical.cap_terms(store, analysis.query_terms(q)))
     if not match:
         return []
     try:
