@@ -17,6 +17,7 @@ __all__ = [
     "by_path_word",
     "named_files",
     "path_files",
+    "path_score",
     "root",
 ]
 
@@ -149,6 +150,14 @@ def path_files(
             own = path_words(path.rsplit("/", 1)[-1])
             hit = {w for w in hit if w not in rooted or w in own}
         if hit:
-            scored.append((path, sum(idf[w] for w in hit) / math.sqrt(len(words) + 1)))
+            scored.append((path, path_score((idf[w] for w in hit), len(words))))
     scored.sort(key=lambda kv: (-kv[1], kv[0]))
     return scored[:limit]
+
+
+def path_score(idfs: Iterable[float], n_words: int) -> float:
+    """A file's path score: the idf of each query word its path holds, summed exactly
+    (:func:`math.fsum`: the words come from a set, whose order changes with the process's hash
+    seed, and a plain float sum in that order broke exact ties differently from run to run),
+    over the square root of its path's word count."""
+    return math.fsum(idfs) / math.sqrt(n_words + 1)

@@ -174,3 +174,17 @@ def test_a_ranking_config_no_ranking_can_use_is_refused_by_name(field: str, valu
 
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(DEFAULT, **{field: value})
+
+
+def test_a_path_score_does_not_depend_on_the_order_of_its_words() -> None:
+    """The words a path holds come from a set (its order changes with PYTHONHASHSEED); a plain
+    float sum in that order gave (0.1 + 0.2) + 0.3 != 0.1 + (0.2 + 0.3) and broke ties per process."""
+    import itertools
+
+    from semantic.path_leg import path_score
+
+    idfs = [0.1, 0.2, 0.3, 1e-17, 2.5]
+    scores = {path_score(list(p), 7) for p in itertools.permutations(idfs)}
+    assert len(scores) == 1
+    assert sum([0.1, 0.2, 0.3]) != sum([0.3, 0.2, 0.1])  # the hazard is real
+
