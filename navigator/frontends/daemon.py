@@ -15,7 +15,8 @@ ROOT`` runs one in the foreground.
 
 A daemon whose code changed on disk since it started (nav upgraded, or pulled in an editable
 install) answers no more requests: it closes the asking connection and exits, and the client
-starts a daemon running the new code and asks again (see :func:`code_stamp`).
+starts a daemon running the new code and asks again (see
+:func:`~navigator.frontends.daemon_identity.code_stamp`).
 
 A daemon follows its root. Every :data:`ROOT_CHECK_S`, on the watcher's word that the root
 itself went, and before each re-index, it checks that the root's path still leads to the
@@ -24,6 +25,13 @@ when not (the root deleted, moved or replaced), it exits, stopping its language 
 never makes the folder again. Each request names the client's root (``nav_root``); a daemon
 of another root (its moved socket reached through the new path) refuses it with
 :data:`OTHER_ROOT`, and the client starts the root's own.
+
+This module holds the daemon's lifecycle, its freshness (watcher, debounced re-index) and the
+request dispatch. Beside it: the request counters (:mod:`~navigator.frontends.daemon_activity`),
+background embedding and the user's budget of daemons (:mod:`~navigator.frontends.daemon_embed`),
+the root's and the code's identity (:mod:`~navigator.frontends.daemon_identity`), the socket
+(:mod:`~navigator.frontends.daemon_socket`) and the early start of language servers
+(:mod:`~navigator.frontends.daemon_servers`).
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from navigator.frontends.daemon_embed import (
     MemoryBudget,
     embed_lock_path,
 )
+from navigator.frontends.daemon_identity import Identity
 from navigator.frontends.daemon_servers import ServerWarmup, early_pool
 from navigator.frontends.daemon_socket import (
     MAX_CONNECTIONS as MAX_CONNECTIONS,  # bench/fault_scenarios reads it here
@@ -181,15 +190,8 @@ class Daemon:
         )
         self.embed_slice_s = EMBED_SLICE_S
         """How long one background embedding slice runs before it looks up (env NAV_EMBED_SLICE_S)."""
-        self._code = code_stamp()
-        self._code_checked = time.monotonic()
-        self._code_stale = False
-        st = os.stat(self.root)
-        self.root_id = (st.st_dev, st.st_ino)
-        """The root's identity at start: a folder at the same path with another is not our root."""
-        self._socket_id: tuple[int, int] | None = None
-        self.root_lost: str | None = None
-        """Why this daemon's root is no longer its root (deleted, moved, socket taken), once it is not."""
+        self.identity = Identity(self.root, self.paths.socket)
+        """The root, socket and code this daemon started with, and whether they still are its own."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -208,8 +210,7 @@ class Daemon:
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
             self._server = SocketServer(str(self.paths.socket), self)
             os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
-            sock_st = os.stat(self.paths.socket)
-            self._socket_id = (sock_st.st_dev, sock_st.st_ino)
+            self.identity.bound()
             info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
             with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
                 fh.write(
@@ -237,7 +238,7 @@ class Daemon:
             self._server.serve_forever(poll_interval=0.2)
         finally:
             self._shutdown_parts()
-            if self.root_lost is None:  # else the paths may be another root's (or daemon's) now
+            if self.identity.lost is None:  # else the paths may be another root's (or daemon's) now
                 with contextlib.suppress(FileNotFoundError):
                     self.paths.socket.unlink()
                 with contextlib.suppress(FileNotFoundError):
@@ -248,16 +249,8 @@ class Daemon:
         return 0
 
     def code_changed(self) -> bool:
-        """Whether nav's code on disk differs from what this daemon runs (read at most every
-        :data:`CODE_CHECK_S`; once stale, always stale)."""
-        with self._state:
-            if self._code_stale or time.monotonic() - self._code_checked < CODE_CHECK_S:
-                return self._code_stale
-            self._code_checked = time.monotonic()
-        stale = code_stamp() != self._code
-        with self._state:
-            self._code_stale = self._code_stale or stale
-            return self._code_stale
+        """Whether nav's code on disk differs from what this daemon runs (:meth:`Identity.code_changed`)."""
+        return self.identity.code_changed()
 
     def stop(self) -> None:
         self._stop.set()
@@ -336,38 +329,13 @@ class Daemon:
         """Whether this daemon's root is gone: the path no longer leads to the folder it started
         on (deleted, moved, replaced) or ``.nav/daemon.sock`` is no longer its socket (then no
         client can reach it). A lost root stops the daemon, its language servers with it."""
-        if self.root_lost is None:
-            self.root_lost = self._why_root_lost()
-            if self.root_lost is None:
+        if self.identity.lost is None:
+            self.identity.lost = self.identity.why_lost()
+            if self.identity.lost is None:
                 return False
-            log.warning("%s; exiting", self.root_lost)
+            log.warning("%s; exiting", self.identity.lost)
             self.stop()
         return True
-
-    def _why_root_lost(self) -> str | None:
-        try:
-            st = os.stat(self.root)
-        except OSError as exc:
-            return f"the root {self.root} is gone ({exc.strerror})"
-        if (st.st_dev, st.st_ino) != self.root_id:
-            return f"the root {self.root} is another folder now (moved or replaced)"
-        if self._socket_id is not None:
-            try:
-                sock = os.stat(self.paths.socket)
-            except OSError:
-                return f"the socket {self.paths.socket} is gone (the index folder was removed)"
-            if (sock.st_dev, sock.st_ino) != self._socket_id:
-                return f"the socket {self.paths.socket} is another daemon's now"
-        return None
-
-    def serves(self, claimed: Any) -> bool:
-        """Whether a client's ``nav_root`` (its root's path, device and inode) is this daemon's root."""
-        return (
-            isinstance(claimed, dict)
-            and claimed.get("path") == str(self.root)
-            and (claimed.get("dev"), claimed.get("ino")) == self.root_id
-            and self.root_lost is None
-        )
 
     def _schedule_sync(self, paths: list[str] | None = None) -> None:
         if self._stop.is_set():
@@ -444,7 +412,7 @@ class Daemon:
             return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
         params = msg.get("params", {})
-        if "nav_root" in msg and not self.serves(msg["nav_root"]):
+        if "nav_root" in msg and not self.identity.serves(msg["nav_root"]):
             self.check_root()  # a client at another path: perhaps this root moved
             return error_reply(
                 req_id,
@@ -571,27 +539,6 @@ def _rss_now_mb() -> float | None:
     except (OSError, ValueError, IndexError):
         return None
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
-
-
-CODE_CHECK_S = 1.0
-"""How often (at most) a request re-reads the stamp of nav's own code."""
-
-
-def code_stamp() -> tuple[tuple[str, int], ...]:
-    """nav's own code as it is on disk: every module and query file of its packages with its
-    modification time. A different stamp than at start means the running code is stale."""
-    import importlib
-
-    from navigator.public import PACKAGES
-
-    out: list[tuple[str, int]] = []
-    for name in PACKAGES:
-        base = Path(importlib.import_module(name).__file__ or "").parent
-        for pattern in ("**/*.py", "**/*.scm"):
-            for path in base.glob(pattern):
-                with contextlib.suppress(OSError):
-                    out.append((str(path), path.stat().st_mtime_ns))
-    return tuple(sorted(out))
 
 
 def _env_number(name: str, default: float, *, low: float = 0.0) -> float:
