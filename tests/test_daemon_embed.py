@@ -105,22 +105,19 @@ def test_an_idle_daemon_gives_the_model_back_and_reloads_it(
 def test_background_embedding_pauses_while_a_request_is_served(root: Path) -> None:
     d = Daemon(root, watch=False, embed=False, warm_servers=False)
     try:
-        with d._state:
-            d.active = 1  # a request in flight
+        d.activity.begin(work=True)  # a request in flight
         result: list[bool] = []
-        t = threading.Thread(target=lambda: result.append(d._wait_for_quiet()), daemon=True)
+        t = threading.Thread(target=lambda: result.append(d.embedder.wait_for_quiet()), daemon=True)
         t.start()
         deadline = time.monotonic() + 10
-        while d.embedding != "paused for a query":
+        while d.embedder.embedding != "paused for a query":
             assert time.monotonic() < deadline and t.is_alive()
             time.sleep(0.01)
         assert t.is_alive() and not result  # no slice starts while the request runs
-        with d._state:
-            d.active = 0
-            d.last_activity = time.monotonic()
+        d.activity.end(work=True)  # answered
         t.join(timeout=10)
         assert result == [True]
         d.stop()
-        assert d._wait_for_quiet() is False  # and a stopping daemon never starts one
+        assert d.embedder.wait_for_quiet() is False  # and a stopping daemon never starts one
     finally:
         d.nav.close()

@@ -15,7 +15,8 @@ ROOT`` runs one in the foreground.
 
 A daemon whose code changed on disk since it started (nav upgraded, or pulled in an editable
 install) answers no more requests: it closes the asking connection and exits, and the client
-starts a daemon running the new code and asks again (see :func:`code_stamp`).
+starts a daemon running the new code and asks again (see
+:func:`~navigator.frontends.daemon_identity.code_stamp`).
 
 A daemon follows its root. Every :data:`ROOT_CHECK_S`, on the watcher's word that the root
 itself went, and before each re-index, it checks that the root's path still leads to the
@@ -24,6 +25,13 @@ when not (the root deleted, moved or replaced), it exits, stopping its language 
 never makes the folder again. Each request names the client's root (``nav_root``); a daemon
 of another root (its moved socket reached through the new path) refuses it with
 :data:`OTHER_ROOT`, and the client starts the root's own.
+
+This module holds the daemon's lifecycle, its freshness (watcher, debounced re-index) and the
+request dispatch. Beside it: the request counters (:mod:`~navigator.frontends.daemon_activity`),
+background embedding and the user's budget of daemons (:mod:`~navigator.frontends.daemon_embed`),
+the root's and the code's identity (:mod:`~navigator.frontends.daemon_identity`), the socket
+(:mod:`~navigator.frontends.daemon_socket`) and the early start of language servers
+(:mod:`~navigator.frontends.daemon_servers`).
 """
 
 from __future__ import annotations
@@ -43,20 +51,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from navigator.errors import NavError, shorten
+from navigator.frontends.daemon_activity import Activity
+from navigator.frontends.daemon_embed import (
+    DEFAULT_MODEL_IDLE_S,
+    EMBED_SLICE_S,
+    BackgroundEmbedder,
+    MemoryBudget,
+    embed_lock_path,
+)
+from navigator.frontends.daemon_identity import Identity
 from navigator.frontends.daemon_servers import ServerWarmup, early_pool
 from navigator.frontends.daemon_socket import (
     MAX_CONNECTIONS as MAX_CONNECTIONS,  # bench/fault_scenarios reads it here
 )
 from navigator.frontends.daemon_socket import SocketServer, signal_ready
-from navigator.frontends.registry import (
-    DEFAULT_MAX_DAEMONS,
-    EmbedTurns,
-    Registration,
-    budget_plan,
-    live_entries,
-    registry_dir,
-    runtime_dir,
-)
+from navigator.frontends.registry import DEFAULT_MAX_DAEMONS, Registration, registry_dir
 from navigator.frontends.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -75,7 +84,6 @@ from navigator.paths import (
     daemon_paths,
     ensure_nav_dir,
     ensure_socket_dir,
-    flock_within,
     open_private,
 )
 from navigator.verbs import SERVED, served
@@ -96,21 +104,14 @@ ROOT_CHECK_S = 2.0
 METHODS: frozenset[str] = frozenset(SERVED)
 """The verbs the daemon serves (:data:`navigator.verbs.SERVED`). Anything else is "method not found"."""
 
-EMBED_SLICE_S = 1.0
-"""Background embedding works in slices this long (batches of EMBED_BATCH), then looks up."""
-EMBED_BATCH = 16
-TURN_POLL_S = 0.2
-"""How often a daemon waiting for its embedding turn looks at the registry again."""
-QUIET_S = 0.25
-"""Background embedding starts a slice only after this long with no request in flight."""
-DEFAULT_MODEL_IDLE_S = 300.0
-"""An idle daemon drops the embedding model after this long (env NAV_MODEL_IDLE_S); it reloads lazily."""
 OTHER_ROOT = -32001
 """The request's ``nav_root`` is not this daemon's root (it moved, or was replaced): ask your own."""
 
 
 class Daemon:
-    """Owns the Navigator, the watcher, the socket server and the idle clock."""
+    """Owns the Navigator, the watcher, the socket server, the idle clock and the request
+    dispatch; the request counters are its :class:`Activity`, background embedding its
+    :class:`BackgroundEmbedder`, what it gives back its :class:`MemoryBudget`."""
 
     def __init__(
         self,
@@ -146,15 +147,8 @@ class Daemon:
         self.max_daemons = max_daemons
         self.registry = registry if registry is not None else registry_dir()
         self._registration: Registration | None = None
-        self.over_budget = False
-        self.released: str | None = None
-        """Why the servers and model were last given back before their own idle time, if they were."""
-        self._turns = EmbedTurns()
-        self.last_used_wall = time.time()
         self.started_at = time.time()
-        self.last_activity = time.monotonic()
-        self.active = 0
-        self.requests = 0
+        self.activity = Activity()
         self._state = threading.Lock()
         self._stop = threading.Event()
         self._server: SocketServer | None = None
@@ -170,30 +164,34 @@ class Daemon:
         self.embed_background = embed
         self.warm_servers = warm_servers
         self._warmup = ServerWarmup(self.root, self._pool, stopping=self._stop)
-        self._embed_wake = threading.Event()
         self._embedder: threading.Thread | None = None
         self._initial_done = threading.Event()
         self._changed: set[str] | None = set()
         """Paths the watcher saw change since the last re-index (None: unknown, check all)."""
-        self.vectors: tuple[int, int] | None = None
-        """(chunks with a vector, chunks) after the last background embedding slice."""
-        self.model_idle_s = model_idle_s
-        self.embed_lock = embed_lock if embed_lock is not None else embed_lock_path()
-        self.embedding = "off" if not embed else "starting"
-        """What background embedding is doing: running / paused for a query / waiting for another
-        nav daemon / done / stopped (see ``nav daemon status``)."""
-        self.model_releases = 0
+        self.embedder = BackgroundEmbedder(
+            self.nav,
+            self.activity,
+            stopping=self._stop,
+            enabled=embed,
+            lock_path=embed_lock if embed_lock is not None else embed_lock_path(),
+            max_daemons=max_daemons,
+            over_budget=lambda: self.budget.over_budget,
+            watching=lambda: self.watching,
+        )
+        self.budget = MemoryBudget(
+            self.nav,
+            self._pool,
+            self.root,
+            self.activity,
+            self.embedder,
+            max_daemons=max_daemons,
+            model_idle_s=model_idle_s,
+            stop=self.stop,
+        )
         self.embed_slice_s = EMBED_SLICE_S
         """How long one background embedding slice runs before it looks up (env NAV_EMBED_SLICE_S)."""
-        self._code = code_stamp()
-        self._code_checked = time.monotonic()
-        self._code_stale = False
-        st = os.stat(self.root)
-        self.root_id = (st.st_dev, st.st_ino)
-        """The root's identity at start: a folder at the same path with another is not our root."""
-        self._socket_id: tuple[int, int] | None = None
-        self.root_lost: str | None = None
-        """Why this daemon's root is no longer its root (deleted, moved, socket taken), once it is not."""
+        self.identity = Identity(self.root, self.paths.socket)
+        """The root, socket and code this daemon started with, and whether they still are its own."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -212,8 +210,7 @@ class Daemon:
                 self.paths.socket.unlink()  # left by a daemon that died; we hold the lock now
             self._server = SocketServer(str(self.paths.socket), self)
             os.chmod(self.paths.socket, 0o600)  # in a 0700 folder already; this too for good measure
-            sock_st = os.stat(self.paths.socket)
-            self._socket_id = (sock_st.st_dev, sock_st.st_ino)
+            self.identity.bound()
             info_fd = open_private(self.paths.info, os.O_WRONLY | os.O_TRUNC)
             with os.fdopen(info_fd, "w", encoding="utf-8") as fh:
                 fh.write(
@@ -222,6 +219,7 @@ class Daemon:
             self._registration = Registration(
                 self.registry, root=str(self.root), socket=str(self.paths.socket)
             )
+            self.embedder.registration = self.budget.registration = self._registration
             if self.warm_servers:
                 self._warm_servers()  # the languages of the index already there, first: the critical path
             if self.watch:
@@ -232,7 +230,7 @@ class Daemon:
             if self.embed_background:
                 self.nav.search_embed_budget_s = 0.0  # queries never wait for the model; this thread embeds
                 self._embedder = threading.Thread(
-                    target=self._embed_loop, args=(self.embed_slice_s,), name="nav-embed", daemon=True
+                    target=self.embedder.run, args=(self.embed_slice_s,), name="nav-embed", daemon=True
                 )
                 self._embedder.start()
             signal_ready(ready_fd, "ready")
@@ -240,7 +238,7 @@ class Daemon:
             self._server.serve_forever(poll_interval=0.2)
         finally:
             self._shutdown_parts()
-            if self.root_lost is None:  # else the paths may be another root's (or daemon's) now
+            if self.identity.lost is None:  # else the paths may be another root's (or daemon's) now
                 with contextlib.suppress(FileNotFoundError):
                     self.paths.socket.unlink()
                 with contextlib.suppress(FileNotFoundError):
@@ -251,20 +249,12 @@ class Daemon:
         return 0
 
     def code_changed(self) -> bool:
-        """Whether nav's code on disk differs from what this daemon runs (read at most every
-        :data:`CODE_CHECK_S`; once stale, always stale)."""
-        with self._state:
-            if self._code_stale or time.monotonic() - self._code_checked < CODE_CHECK_S:
-                return self._code_stale
-            self._code_checked = time.monotonic()
-        stale = code_stamp() != self._code
-        with self._state:
-            self._code_stale = self._code_stale or stale
-            return self._code_stale
+        """Whether nav's code on disk differs from what this daemon runs (:meth:`Identity.code_changed`)."""
+        return self.identity.code_changed()
 
     def stop(self) -> None:
         self._stop.set()
-        self._embed_wake.set()
+        self.embedder.wake.set()
         if self._server is not None:
             threading.Thread(target=self._server.shutdown, daemon=True).start()
 
@@ -300,172 +290,18 @@ class Daemon:
     def _language_sizes(self) -> dict[str, tuple[int, int]]:
         return self.nav.store.language_sizes()
 
-    def _embed_loop(self, slice_s: float = EMBED_SLICE_S) -> None:
-        """Fill in missing vectors in short slices, so lexical search answers at once and vectors follow.
-
-        The machine comes first: a slice starts only when no request has been in flight for
-        :data:`QUIET_S` (a query never shares its core with the model), and only while this
-        daemon holds the user's embedding lock (:func:`embed_lock_path`): of all the user's
-        daemons, one embeds at a time. The lock is taken per slice, and the daemons wanting it
-        take turns (:meth:`_my_turn`): the one asked something most recently goes first and most
-        often, none waits for ever. When every chunk has its vector the loop sleeps until the
-        watcher re-indexes something, so an idle daemon can give the model back. A daemon
-        beyond the user's budget (:meth:`keep_budget`) embeds again once it is asked something.
-        """
-        from navigator.public import set_thread_limit
-
-        set_thread_limit(1)  # leave the other core to queries (torch or ONNX Runtime alike)
-        lock_fd = _open_user_lock(self.embed_lock)
-        requests_seen = -1
-        try:
-            while not self._stop.is_set():
-                if not self._wait_for_quiet():
-                    return
-                if self.over_budget:
-                    self._unwant()
-                    self.embedding = f"paused: beyond the budget of {self.max_daemons} daemons (until asked)"
-                    self._stop.wait(1.0)
-                    continue
-                if not self._my_turn():
-                    self.embedding = "waiting for another nav daemon"
-                    self._stop.wait(TURN_POLL_S)
-                    continue  # another root's daemon goes first; look again (and at _stop)
-                if lock_fd is not None and not flock_within(lock_fd, 2.0):
-                    self.embedding = "waiting for another nav daemon"
-                    continue  # another root's daemon is embedding; look again (and at _stop)
-                if lock_fd is not None and not self._my_turn():  # the turn moved while we waited
-                    fcntl.flock(lock_fd, fcntl.LOCK_UN)
-                    continue
-                try:
-                    self.embedding = "running"
-                    report = self.nav.embed(budget_s=slice_s, batch_size=EMBED_BATCH)
-                except NavError as exc:
-                    self.embedding = "stopped"
-                    log.warning("background embedding stopped: %s", exc)
-                    return
-                except Exception:  # a model failure must not kill the daemon; searches say complete=false
-                    self.embedding = "stopped"
-                    log.error("background embedding failed: %s", traceback.format_exc())
-                    return
-                finally:
-                    if lock_fd is not None:
-                        fcntl.flock(lock_fd, fcntl.LOCK_UN)
-                self._took_turn()
-                self.vectors = (report.vectors, report.chunks)
-                if report.complete:
-                    self._unwant()
-                    self.embedding = "done"
-                    requests_seen = self._sleep_until_more_to_embed(requests_seen)
-        finally:
-            self._unwant()
-            if lock_fd is not None:
-                os.close(lock_fd)
-
-    def _my_turn(self) -> bool:
-        """Whether the next embedding slice is this daemon's (:class:`EmbedTurns`)."""
-        return self._turns.mine(self._registration, self.last_used_wall)
-
-    def _took_turn(self) -> None:
-        self._turns.took(self._registration, self.last_used_wall)
-
-    def _unwant(self) -> None:
-        self._turns.unwant(self._registration)
-
-    def _wait_for_quiet(self) -> bool:
-        """Block while requests are being served (bounded polls); False when the daemon stops."""
-        while not self._stop.is_set():
-            with self._state:
-                busy = self.active > 0 or time.monotonic() - self.last_activity < QUIET_S
-            if not busy:
-                return True
-            self.embedding = "paused for a query"
-            self._unwant()  # other roots' daemons embed meanwhile; this one rejoins when quiet
-            self._stop.wait(QUIET_S / 2)
-        return False
-
-    def _sleep_until_more_to_embed(self, requests_seen: int) -> int:
-        """After a complete sync: wait for the watcher's next re-index (or, without a watcher,
-        for requests, which refresh the index, and a minute). Returns the request count seen."""
-        while not self._stop.is_set():
-            if self._embed_wake.wait(timeout=5.0):
-                self._embed_wake.clear()
-                return self.requests
-            if (
-                not self.watching
-                and self.requests != requests_seen
-                and time.monotonic() - self.last_activity > 60
-            ):
-                return self.requests
-        return requests_seen
-
-    def release_model_if_idle(self) -> bool:
-        """Give the model's memory back after :attr:`model_idle_s` without requests, unless
-        background embedding still has work (it would only load it again)."""
-        with self._state:
-            idle = time.monotonic() - self.last_activity
-        if idle < self.model_idle_s or self.embedding in ("running", "paused for a query"):
-            return False
-        if not self.nav.release_model():
-            return False
-        _trim_heap()
-        self.model_releases += 1
-        log.info("idle for %.0f s: embedding model released (it reloads when needed)", idle)
-        return True
-
-    def keep_budget(self, idle: float) -> str:
-        """Keep the user's budget of daemons (:func:`~navigator.frontends.registry.budget_plan`):
-        beyond the :attr:`max_daemons` most recently used, give the servers and the model back
-        (they start again on the next query), and exit once idle for :attr:`model_idle_s`.
-        Returns the plan followed."""
-        reg = self._registration
-        if reg is None or not reg.active:
-            return "keep"
-        entries = live_entries(reg.folder)
-        ranked = [e.id for e in entries]
-        self.over_budget = reg.id in ranked and ranked.index(reg.id) >= self.max_daemons
-        servers = any(state in ("running", "starting") for state in self._pool.states(self.root).values())
-        # the model counts beyond the budget; within it, it has its own idle time (model_idle_s)
-        holding = servers or (self.over_budget and self.nav.model_loaded())
-        plan = budget_plan(
-            reg.id,
-            entries,
-            budget=self.max_daemons,
-            idle_s=idle,
-            exit_idle_s=self.model_idle_s,
-            holding=holding,
-        )
-        if plan == "exit":
-            log.info("beyond the budget of %d daemons and idle for %.0f s; exiting", self.max_daemons, idle)
-            self.stop()
-        elif plan == "release":
-            why = (
-                f"beyond the budget of {self.max_daemons} daemons (NAV_MAX_DAEMONS)"
-                if self.over_budget
-                else f"idle for {idle:.0f} s while other roots are in use"
-            )
-            self.released = why  # first: a status that sees the servers released also sees why
-            stopped = self._pool.release(self.root)
-            model = self.over_budget and self.nav.release_model()
-            if model:
-                self.model_releases += 1
-            _trim_heap()
-            log.info("%s: released %d servers%s", why, stopped, " and the model" if model else "")
-        return plan
-
     def _idle_clock(self) -> None:
         while not self._stop.wait(min(ROOT_CHECK_S, self.idle_timeout_s / 4)):
             if self.check_root():
                 return
-            with self._state:
-                idle = time.monotonic() - self.last_activity
-                busy = self.active > 0
+            busy, idle = self.activity.now()
             if not busy and idle > self.idle_timeout_s:
                 log.info("idle for %.0f s; exiting", idle)
                 self.stop()
                 return
             if not busy:
-                self.release_model_if_idle()
-                self.keep_budget(idle)
+                self.budget.release_model_if_idle()
+                self.budget.keep_budget(idle)
 
     # -- freshness -------------------------------------------------------------------------
 
@@ -493,38 +329,13 @@ class Daemon:
         """Whether this daemon's root is gone: the path no longer leads to the folder it started
         on (deleted, moved, replaced) or ``.nav/daemon.sock`` is no longer its socket (then no
         client can reach it). A lost root stops the daemon, its language servers with it."""
-        if self.root_lost is None:
-            self.root_lost = self._why_root_lost()
-            if self.root_lost is None:
+        if self.identity.lost is None:
+            self.identity.lost = self.identity.why_lost()
+            if self.identity.lost is None:
                 return False
-            log.warning("%s; exiting", self.root_lost)
+            log.warning("%s; exiting", self.identity.lost)
             self.stop()
         return True
-
-    def _why_root_lost(self) -> str | None:
-        try:
-            st = os.stat(self.root)
-        except OSError as exc:
-            return f"the root {self.root} is gone ({exc.strerror})"
-        if (st.st_dev, st.st_ino) != self.root_id:
-            return f"the root {self.root} is another folder now (moved or replaced)"
-        if self._socket_id is not None:
-            try:
-                sock = os.stat(self.paths.socket)
-            except OSError:
-                return f"the socket {self.paths.socket} is gone (the index folder was removed)"
-            if (sock.st_dev, sock.st_ino) != self._socket_id:
-                return f"the socket {self.paths.socket} is another daemon's now"
-        return None
-
-    def serves(self, claimed: Any) -> bool:
-        """Whether a client's ``nav_root`` (its root's path, device and inode) is this daemon's root."""
-        return (
-            isinstance(claimed, dict)
-            and claimed.get("path") == str(self.root)
-            and (claimed.get("dev"), claimed.get("ino")) == self.root_id
-            and self.root_lost is None
-        )
 
     def _schedule_sync(self, paths: list[str] | None = None) -> None:
         if self._stop.is_set():
@@ -571,7 +382,7 @@ class Daemon:
                 self._sync_cond.notify_all()
         self.last_sync_s = time.perf_counter() - started
         self.syncs += 1
-        self._embed_wake.set()
+        self.embedder.wake.set()
 
     def wait_fresh(self, timeout_s: float = 5.0) -> bool:
         """Block until no change seen by the watcher is waiting to be indexed (bounded)."""
@@ -601,7 +412,7 @@ class Daemon:
             return None  # a notification of something unknown: nothing to answer, nothing to do
         method: str = msg["method"]
         params = msg.get("params", {})
-        if "nav_root" in msg and not self.serves(msg["nav_root"]):
+        if "nav_root" in msg and not self.identity.serves(msg["nav_root"]):
             self.check_root()  # a client at another path: perhaps this root moved
             return error_reply(
                 req_id,
@@ -612,13 +423,9 @@ class Daemon:
             )
         # asking how the daemon is doing is not using it: it neither pauses embedding nor keeps it from idling
         work = method not in ("daemon.status", "daemon.ping")
-        with self._state:
-            self.active += work
-            self.requests += 1
-            if work:
-                self.last_activity = time.monotonic()
-                self.last_used_wall = time.time()
-                self.released = None  # in use again: what it needs starts again
+        self.activity.begin(work=work)
+        if work:
+            self.budget.in_use()
         if work and self._registration is not None:
             self._registration.touch()  # the user's daemons are ranked by use (the budget)
         try:
@@ -641,10 +448,7 @@ class Daemon:
                 f"details in {self.paths.log}",
             )
         finally:
-            with self._state:
-                self.active -= work
-                if work:
-                    self.last_activity = time.monotonic()
+            self.activity.end(work=work)
         if "id" not in msg:
             return None  # a notification gets no response
         return {"jsonrpc": "2.0", "id": req_id, "result": result}
@@ -702,7 +506,7 @@ class Daemon:
             "root": str(self.root),
             "socket": str(self.paths.socket),
             "uptime_s": round(time.time() - self.started_at, 1),
-            "requests": self.requests,
+            "requests": self.activity.requests,
             "watching": self.watching,
             "watcher": self._watcher.describe() if self._watcher is not None else None,
             "idle_timeout_s": self.idle_timeout_s,
@@ -710,11 +514,15 @@ class Daemon:
             "syncs": self.syncs,
             "servers": self.server_states(),
             "servers_rss_mb": self._pool.rss_mb(self.root),
-            "idle_s": round(time.monotonic() - self.last_activity, 1),
-            "budget": {"max_daemons": self.max_daemons, "over": self.over_budget, "released": self.released},
-            "vectors": f"{self.vectors[0]}/{self.vectors[1]}" if self.vectors else None,
-            "embedding": self.embedding,
-            "model_releases": self.model_releases,
+            "idle_s": round(time.monotonic() - self.activity.last_activity, 1),
+            "budget": {
+                "max_daemons": self.max_daemons,
+                "over": self.budget.over_budget,
+                "released": self.budget.released,
+            },
+            "vectors": f"{vectors[0]}/{vectors[1]}" if (vectors := self.embedder.vectors) else None,
+            "embedding": self.embedder.embedding,
+            "model_releases": self.budget.model_releases,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "rss_now_mb": _rss_now_mb(),
         }
@@ -724,28 +532,6 @@ def _claimed_path(claimed: Any) -> Any:
     return claimed.get("path") if isinstance(claimed, dict) else claimed
 
 
-def embed_lock_path() -> Path:
-    """The user's embedding lock: one per user, shared by every root's daemon.
-
-    In ``$NAV_RUNTIME_DIR`` (tests), else ``$XDG_RUNTIME_DIR/nav``, else ``~/.cache/nav``:
-    folders only the user can write, never a shared /tmp name another user could take first.
-    """
-    return runtime_dir() / "embed.lock"
-
-
-def _open_user_lock(path: Path) -> int | None:
-    """The lock file, opened; None (embedding uncapped, with a warning) when it cannot be used."""
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if path.parent.stat().st_uid != os.getuid():
-            log.warning("%s is not ours; background embedding is not capped across roots", path.parent)
-            return None
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        log.warning("cannot open the embedding lock %s (%s); embedding is not capped across roots", path, exc)
-        return None
-
-
 def _rss_now_mb() -> float | None:
     """Resident memory now (``rss_mb`` is the peak), from /proc; None where there is none."""
     try:
@@ -753,37 +539,6 @@ def _rss_now_mb() -> float | None:
     except (OSError, ValueError, IndexError):
         return None
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
-
-
-def _trim_heap() -> None:
-    """Hand freed memory back to the OS (glibc keeps it otherwise); a no-op elsewhere."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-CODE_CHECK_S = 1.0
-"""How often (at most) a request re-reads the stamp of nav's own code."""
-
-
-def code_stamp() -> tuple[tuple[str, int], ...]:
-    """nav's own code as it is on disk: every module and query file of its packages with its
-    modification time. A different stamp than at start means the running code is stale."""
-    import importlib
-
-    from navigator.public import PACKAGES
-
-    out: list[tuple[str, int]] = []
-    for name in PACKAGES:
-        base = Path(importlib.import_module(name).__file__ or "").parent
-        for pattern in ("**/*.py", "**/*.scm"):
-            for path in base.glob(pattern):
-                with contextlib.suppress(OSError):
-                    out.append((str(path), path.stat().st_mtime_ns))
-    return tuple(sorted(out))
 
 
 def _env_number(name: str, default: float, *, low: float = 0.0) -> float:

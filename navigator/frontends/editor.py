@@ -40,19 +40,22 @@ built, the language servers load, and vectors are embedded.
 
 Custom requests: ``nav/find`` ``{query, limit?}``, ``nav/search`` ``{text, k?}``,
 ``nav/refs`` ``{name}``, ``nav/status`` ``{}`` (nav's result objects as JSON, the disk's view).
+
+This module holds the request handlers, the passthrough to the managed servers and the
+warm-up; the server's state is :class:`~navigator.frontends.editor_server.NavLanguageServer`,
+each root's engine and index :class:`~navigator.frontends.editor_engine.RootEngine`, the
+answers computed from the index and buffers :mod:`~navigator.frontends.editor_answers`, the
+buffers :mod:`~navigator.frontends.editor_buffers`, the JSON-RPC framing
+:mod:`~navigator.frontends.editor_rpc`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import itertools
 import logging
 import os
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -61,22 +64,28 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.server import LanguageServer
 
-from navigator.confine import confine, read_text_inside
-from navigator.errors import NavError, OutsideRootError, UsageError
-from navigator.frontends.editor_buffers import Buffers, BufferTable, LineMap
-from navigator.frontends.editor_rpc import SHOWN, NavProtocol, Raw, serve, shorten
-from navigator.public import detect_language, from_lsp, to_lsp
-from navigator.results import Hit, Symbol, to_data
-from navigator.watch import Watcher
+from navigator.errors import NavError, UsageError
+from navigator.frontends.editor_answers import (
+    Lines,
+    definition_fallback,
+    document_symbols,
+    file_language,
+    hit_location,
+    is_possible,
+    lsp_range,
+    nav_position,
+    workspace_symbols,
+)
+from navigator.frontends.editor_engine import RootEngine, index_root, root_languages
+from navigator.frontends.editor_rpc import SHOWN, Raw, serve, shorten
+from navigator.frontends.editor_server import NavLanguageServer
+from navigator.public import detect_language
+from navigator.results import to_data
 
 if TYPE_CHECKING:
-    from navigator.public import ServerPool
-    from navigator.verbs import Verbs
+    from navigator.frontends.editor_engine import NavFactory
 
-    NavFactory = Callable[[Path], Verbs]
-    """Makes the engine of one root for the disk's view (a test's, or a custom one)."""
 
 log = logging.getLogger("nav.editor")
 
@@ -84,24 +93,8 @@ T = TypeVar("T")
 
 INVALID_PARAMS = -32602
 DEADLINE_S = 30.0
-INDEX_WAIT_S = 20.0  # how long a request waits for a root's first index before answering anyway
-PUSH_DELAY_S = 0.1
-"""A buffer's text goes to the servers this long after the last change (and before any request)."""
 WARM_LANGUAGES = frozenset({"python", "typescript", "tsx", "javascript", "go", "c", "cpp", "java"})
 
-_KINDS: dict[str, types.SymbolKind] = {
-    "function": types.SymbolKind.Function,
-    "method": types.SymbolKind.Method,
-    "class": types.SymbolKind.Class,
-    "struct": types.SymbolKind.Struct,
-    "interface": types.SymbolKind.Interface,
-    "enum": types.SymbolKind.Enum,
-    "trait": types.SymbolKind.Interface,
-    "type": types.SymbolKind.TypeParameter,
-    "constant": types.SymbolKind.Constant,
-    "module": types.SymbolKind.Module,
-    "field": types.SymbolKind.Field,
-}
 
 # LSP method -> the server capability that says it is supported
 _PASSTHROUGH: dict[str, str] = {
@@ -129,255 +122,6 @@ def _rpc_error(err: NavError) -> NavRpcError:
     from navigator.frontends.wire import error_type
 
     return NavRpcError(message=str(err), code=err.rpc_code, data={"type": error_type(err)})  # type: ignore[no-untyped-call]
-
-
-class RootEngine:
-    """Everything ``nav lsp`` holds for one workspace root."""
-
-    def __init__(
-        self, root: Path, pool: ServerPool | None, *, use_daemon: bool, nav_factory: NavFactory | None = None
-    ) -> None:
-        from navigator.api import Navigator
-        from navigator.exact import ExactNavigator, NavigatorTable
-
-        self.root = root
-        self.buffers = Buffers(root)
-        self.use_daemon = use_daemon
-        self.remote: Verbs | None = None
-        if nav_factory is not None:
-            self.remote = nav_factory(root)
-        elif use_daemon:
-            from navigator.frontends.client import DaemonClient
-
-            self.remote = DaemonClient(root)
-        # the index, read here (the daemon keeps it fresh; without it, each query refreshes it)
-        self.local = Navigator(root, refresh=self.remote is None)
-        self.watching = False
-        self._observer: Watcher | None = None
-        # set once the warm-up's first index of this root is done: until then, requests wait
-        # (bounded), so the first answers do not come from a half-built index without a word
-        self.indexed = threading.Event()
-        self.table = BufferTable(NavigatorTable(self.local), self.buffers, follows_changes=False)
-        self.exact = ExactNavigator(root, self.table, pool=pool)
-        self.pool = pool
-        self._lock = threading.Lock()
-
-    @property
-    def engine(self) -> Verbs:
-        """The Navigator verbs' provider for the disk's view: the daemon, or this process."""
-        return self.remote if self.remote is not None else self.local
-
-    def start_watching(self) -> None:
-        """Tell this process's language servers about files changed on disk (by a save, a
-        checkout...), so requests need not walk the tree first. Only the folders the index
-        covers are watched (see :mod:`navigator.watch`): a ``.venv`` costs nothing."""
-        from navigator.watch import start_watcher
-
-        self._observer = start_watcher(
-            self.root,
-            options=lambda: self.local.walk_options,
-            on_change=self.exact.files_changed,
-            on_degraded=self._watch_degraded,
-        )
-        if self._observer is not None:
-            self.table._follows = True
-
-    def _watch_degraded(self, why: str) -> None:
-        """The watcher gave up (the watch limit): each request checks the tree again."""
-        self.table._follows = False
-        self.exact.files_changed(None)
-
-    def close(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer = None
-        for part in (self.remote, self.local):
-            closer = getattr(part, "close", None)
-            if callable(closer):
-                with contextlib.suppress(Exception):
-                    closer()
-
-    # -- positions -------------------------------------------------------------------------
-
-    def text(self, rel: str) -> str:
-        buffer = self.buffers.text_of(rel)
-        if buffer is not None:
-            return buffer
-        disk = read_text_inside(self.root, rel)  # never outside the workspace, newlines kept
-        return disk if disk is not None else ""
-
-    def lines(self, rel: str) -> list[str]:
-        return self.text(rel).splitlines()
-
-
-class NavLanguageServer(LanguageServer):
-    """One engine per workspace root, one pool of language servers for them all."""
-
-    def __init__(self, nav_factory: NavFactory | None = None, *, use_daemon: bool = False) -> None:
-        super().__init__("nav", "0.2.0", protocol_cls=NavProtocol, max_workers=4)
-        self._nav_factory = nav_factory
-        self.use_daemon = use_daemon
-        self.engines: dict[Path, RootEngine] = {}
-        self._pool: ServerPool | None = None
-        self._lock = threading.RLock()
-        self._said: set[tuple[str, str]] = set()
-        self._pushes: dict[str, asyncio.TimerHandle] = {}
-        self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="nav-lsp")
-        self._tokens = itertools.count(1)
-        self.warming_up = False
-        """Set by ``initialized``: from then on each root's warm-up brings its index up first."""
-
-    @property
-    def pool(self) -> ServerPool:
-        with self._lock:
-            if self._pool is None:
-                from navigator.public import ServerPool
-
-                self._pool = ServerPool()
-            return self._pool
-
-    # -- roots -----------------------------------------------------------------------------
-
-    def folders(self) -> list[Path]:
-        ws = self.workspace
-        roots = [Path(unquote(urlparse(f.uri).path)) for f in ws.folders.values()] if ws.folders else []
-        if not roots and ws.root_path:
-            roots = [Path(ws.root_path)]
-        if not roots:
-            raise UsageError("the client sent no workspace root (rootUri or workspaceFolders); open a folder")
-        return [r.resolve() for r in roots]
-
-    def engine_for_root(self, root: Path) -> RootEngine:
-        with self._lock:
-            engine = self.engines.get(root)
-            if engine is None:
-                engine = RootEngine(root, self.pool, use_daemon=self.use_daemon, nav_factory=self._nav_factory)
-                self.engines[root] = engine
-            return engine
-
-    def locate(self, uri: str) -> tuple[RootEngine, str]:
-        """The engine of the deepest workspace root holding ``uri``, and the root-relative path."""
-        parsed = urlparse(uri)
-        if parsed.scheme != "file":
-            raise UsageError(f"only file:// URIs are supported, got `{shorten(uri)}`")
-        path = Path(unquote(parsed.path)).resolve()
-        best: Path | None = None
-        for root in self.folders():
-            inside = path == root or root in path.parents
-            if inside and (best is None or len(root.parts) > len(best.parts)):
-                best = root
-        if best is None:
-            raise OutsideRootError(
-                f"`{shorten(uri)}` is outside the root of every workspace folder "
-                f"({shorten(', '.join(map(str, self.folders())))}); nav only reads files inside them"
-            )
-        return self.engine_for_root(best), confine(best, path, given_as=uri)  # the one check every front end uses
-
-    @property
-    def nav(self) -> Verbs:
-        """The first root's engine for the disk's view (custom requests)."""
-        return self.engine_for_root(self.folders()[0]).engine
-
-    # -- editor feedback -------------------------------------------------------------------
-
-    def say_once(self, key: str, text: str) -> None:
-        """A ``window/logMessage`` (warning) once per key and text."""
-        if (key, text) in self._said:
-            return
-        self._said.add((key, text))
-        self.show_message_log(f"nav: {text}", types.MessageType.Warning)
-
-    def supports_progress(self) -> bool:
-        caps = self.client_capabilities
-        return bool(caps and caps.window and caps.window.work_done_progress)
-
-    @contextlib.asynccontextmanager
-    async def work_progress(self, title: str, message: str | None = None) -> Any:
-        """Work-done progress around a wait the editor should see (when it supports it)."""
-        token: str | None = None
-        if self.supports_progress():
-            token = f"nav-{next(self._tokens)}"
-            try:
-                await asyncio.wait_for(self.progress_create(token), 5.0)
-                self.lsp.progress.begin(token, types.WorkDoneProgressBegin(title=title, message=message))
-            except (TimeoutError, JsonRpcException) as exc:
-                log.info("no progress for %s: %s", title, exc)
-                token = None
-
-        def report(text: str, percentage: int | None = None) -> None:
-            if token is not None:
-                self.lsp.progress.report(token, types.WorkDoneProgressReport(message=text, percentage=percentage))
-
-        try:
-            yield report
-        finally:
-            if token is not None:
-                self.lsp.progress.end(token, types.WorkDoneProgressEnd())
-
-    async def progress_create(self, token: str) -> None:
-        await self.lsp.progress.create_async(token)
-
-    async def wait_indexed(self, bound_s: float | None = None) -> None:
-        """Wait (at most ``bound_s``) for the first index of every root being warmed up; past
-        that, the editor is told once that answers may miss files not indexed yet."""
-        if not self.warming_up:
-            return  # no `initialized` yet (nothing indexes until then): answer from what is there
-        bound_s = INDEX_WAIT_S if bound_s is None else bound_s
-        until = time.monotonic() + bound_s
-        while True:
-            pending = [e for e in list(self.engines.values()) if not e.indexed.is_set()]
-            if not pending:
-                return
-            if time.monotonic() >= until:
-                for engine in pending:
-                    self.say_once(
-                        "indexing",
-                        f"{engine.root}: the first index is still being built; answers may miss files "
-                        "it has not reached yet",
-                    )
-                return
-            await asyncio.sleep(0.05)
-
-    async def run(self, fn: Callable[[], T]) -> T:
-        """Run blocking work off the protocol's loop (a cancel answers at once meanwhile)."""
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
-
-    # -- buffers -----------------------------------------------------------------------------
-
-    def schedule_push(self, uri: str) -> None:
-        handle = self._pushes.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
-        self._pushes[uri] = self.loop.call_later(PUSH_DELAY_S, self.push, uri)
-
-    def push(self, uri: str) -> None:
-        """Send the buffer of ``uri`` (or the disk's text, when closed) to this process's servers."""
-        handle = self._pushes.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
-        try:
-            engine, rel = self.locate(uri)
-        except NavError:
-            return
-        text = engine.buffers.text_of(rel)
-        self.pool.set_buffer(engine.root, str(engine.root / rel), text)
-        if text is not None:  # parse now, off the loop, so the next request finds it done
-            self.executor.submit(engine.buffers.parsed, rel)
-
-    def flush_pushes(self) -> None:
-        for uri in list(self._pushes):
-            self.push(uri)
-
-    def shutdown_engines(self) -> None:
-        for handle in self._pushes.values():
-            handle.cancel()
-        self._pushes.clear()
-        for engine in list(self.engines.values()):
-            engine.close()
-        self.engines.clear()
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
 
 
 # -- helpers shared by the handlers --------------------------------------------------------
@@ -421,195 +165,6 @@ def _int_param(params: Any, method: str, name: str, default: int) -> int:
     return value
 
 
-def nav_position(engine: RootEngine, rel: str, pos: types.Position) -> tuple[int, int]:
-    """The editor's position (0-based, UTF-16) in nav's terms (1-based, code points),
-    checked against the buffer (or the disk) it points into."""
-    lines = engine.lines(rel)
-    if pos.line > len(lines) or (pos.line == len(lines) and pos.character > 0):
-        raise UsageError(f"line {pos.line} is outside `{shorten(rel)}`, which has {len(lines)} lines (0-based)")
-    text = lines[pos.line] if pos.line < len(lines) else ""
-    return from_lsp(text, pos.line, pos.character)
-
-
-def lsp_range(lines: list[str], line: int, col: int, end_line: int, end_col: int) -> types.Range:
-    def at(ln: int, c: int) -> types.Position:
-        text = lines[ln - 1] if 1 <= ln <= len(lines) else ""
-        return types.Position(*to_lsp(text, max(ln, 1), max(c, 1)))
-
-    return types.Range(start=at(line, col), end=at(end_line, end_col))
-
-
-class _Lines:
-    """Per-answer cache of each file's lines (buffer first)."""
-
-    def __init__(self, engine: RootEngine) -> None:
-        self.engine = engine
-        self._cache: dict[str, list[str]] = {}
-
-    def __call__(self, rel: str) -> list[str]:
-        if rel not in self._cache:
-            self._cache[rel] = self.engine.lines(rel)
-        return self._cache[rel]
-
-
-def hit_location(engine: RootEngine, lines: _Lines, hit: Hit) -> types.Location:
-    end_line = hit.end_line if hit.end_line is not None else hit.line
-    end_col = hit.end_col if hit.end_col is not None else hit.col
-    return types.Location(
-        uri=(engine.root / hit.path).as_uri(), range=lsp_range(lines(hit.path), hit.line, hit.col, end_line, end_col)
-    )
-
-
-def _language(engine: RootEngine, rel: str) -> str:
-    return engine.table.file_language(rel) or detect_language(rel) or ""
-
-
-def _is_possible(hit: Hit) -> bool:
-    return "possible" in (hit.kind or "") or "possible" in hit.provenance
-
-
-def document_symbols(engine: RootEngine, rel: str) -> list[types.DocumentSymbol]:
-    """The outline of ``rel``, nested by span: from its buffer when open, else the index
-    (else a parse of the disk's text, for a file the index does not hold yet)."""
-    rows = engine.table.symbols_in_file(rel)
-    if not rows and engine.buffers.text_of(rel) is None:
-        from navigator.public import parse_source
-
-        text = engine.text(rel)
-        defs = list(parse_source(rel, text, detect_language(rel, text)).symbols) if text else []
-    else:
-        defs = [r.definition for r in rows]
-    lines = engine.lines(rel)
-    defs.sort(key=lambda d: (d.span.start_line, d.span.start_col, -d.span.end_line, -d.span.end_col))
-    roots: list[types.DocumentSymbol] = []
-    stack: list[tuple[Any, types.DocumentSymbol]] = []
-    for d in defs:
-        sym = types.DocumentSymbol(
-            name=d.name,
-            detail=d.signature or None,
-            kind=_KINDS.get(d.kind, types.SymbolKind.Variable),
-            range=lsp_range(lines, d.span.start_line, d.span.start_col, d.span.end_line, d.span.end_col),
-            selection_range=lsp_range(
-                lines, d.name_span.start_line, d.name_span.start_col, d.name_span.end_line, d.name_span.end_col
-            ),
-            children=[],
-        )
-        while stack and not _contains(stack[-1][0].span, d.span):
-            stack.pop()
-        if stack:
-            assert stack[-1][1].children is not None
-            stack[-1][1].children.append(sym)
-        else:
-            roots.append(sym)
-        stack.append((d, sym))
-    return roots
-
-
-def _contains(outer: Any, inner: Any) -> bool:
-    return (outer.start_line, outer.start_col) <= (inner.start_line, inner.start_col) and (
-        inner.end_line,
-        inner.end_col,
-    ) <= (outer.end_line, outer.end_col)
-
-
-def _matches(query: str, name: str) -> bool:
-    q, n = query.lower(), name.lower()
-    return q in n or (len(q) >= 3 and _subsequence(q, n))
-
-
-def _subsequence(needle: str, hay: str) -> bool:
-    it = iter(hay)
-    return all(ch in it for ch in needle)
-
-
-def workspace_symbols(ls: NavLanguageServer, query: str) -> list[types.SymbolInformation]:
-    """Names first (the symbol table; open buffers' own symbols), then meaning (search)."""
-    out: list[types.SymbolInformation] = []
-    for root in ls.folders():
-        engine = ls.engine_for_root(root)
-        dirty = {rel for rel in engine.buffers.paths() if engine.buffers.dirty(rel)}
-        seen: set[tuple[str, int]] = set()
-        names: list[tuple[Any, str, int, int, int, str | None]] = []
-        try:
-            found: tuple[Symbol, ...] = engine.local.symbols(query, limit=50).items
-        except NavError as err:
-            log.warning("workspace/symbol name leg failed for %s: %s", root, err)
-            found = ()
-        for sym in found:
-            if sym.path not in dirty:
-                names.append((sym.kind, sym.qualified_name, 0, 0, 0, None))
-                seen.add((sym.path, sym.line))
-                out.append(
-                    types.SymbolInformation(
-                        name=sym.qualified_name,
-                        kind=_KINDS.get(sym.kind, types.SymbolKind.Variable),
-                        location=types.Location(
-                            uri=(root / sym.path).as_uri(),
-                            range=lsp_range(engine.lines(sym.path), sym.line, sym.col, sym.line, sym.col + len(sym.name)),
-                        ),
-                        container_name=sym.container,
-                    )
-                )
-        for rel in sorted(dirty):  # the buffer's symbols stand in for the index's
-            lines = engine.lines(rel)
-            for row in engine.table.symbols_in_file(rel):
-                d = row.definition
-                if _matches(query, d.name):
-                    seen.add((rel, d.name_span.start_line))
-                    out.append(
-                        types.SymbolInformation(
-                            name=d.qualified_name,
-                            kind=_KINDS.get(d.kind, types.SymbolKind.Variable),
-                            location=types.Location(
-                                uri=(root / rel).as_uri(),
-                                range=lsp_range(lines, d.name_span.start_line, d.name_span.start_col,
-                                                d.name_span.start_line, d.name_span.end_col),  # fmt: skip
-                            ),
-                            container_name=d.container,
-                        )
-                    )
-        if " " in query or len(out) < 5:  # then meaning: a phrase finds code by what it does
-            out += _search_symbols(engine, query, seen, dirty)
-    return out
-
-
-def _search_symbols(
-    engine: RootEngine, query: str, seen: set[tuple[str, int]], dirty: set[str]
-) -> list[types.SymbolInformation]:
-    try:
-        hits = engine.engine.search(query, k=20).items
-    except NavError as err:
-        log.warning("workspace/symbol search leg failed: %s", err)
-        return []
-    maps: dict[str, LineMap] = {}
-    out: list[types.SymbolInformation] = []
-    for h in hits:
-        start, end = h.start_line, h.end_line
-        if h.path in dirty:  # the index holds the disk's lines: move them to the buffer's
-            if h.path not in maps:
-                disk = read_text_inside(engine.root, h.path) or ""
-                maps[h.path] = LineMap(disk, engine.text(h.path))
-            s, e = maps[h.path].line(start), maps[h.path].line(end)
-            if s is None:
-                continue  # its first line was edited: the chunk is not there as indexed
-            start, end = s, e if e is not None else s
-        if (h.path, start) in seen:
-            continue
-        seen.add((h.path, start))
-        lines = engine.lines(h.path)
-        out.append(
-            types.SymbolInformation(
-                name=h.symbol or f"{h.path}:{start}",
-                kind=types.SymbolKind.Function if h.symbol else types.SymbolKind.Namespace,
-                location=types.Location(
-                    uri=(engine.root / h.path).as_uri(), range=lsp_range(lines, start, 1, end, 1)
-                ),
-                container_name=f"search: {shorten(query, 60)}",
-            )
-        )
-    return out
-
-
 def _unstructure(ls: NavLanguageServer, params: Any) -> Any:
     return ls.lsp._converter.unstructure(params)
 
@@ -633,7 +188,7 @@ async def passthrough(ls: NavLanguageServer, method: str, params: Any) -> tuple[
     def check() -> str:  # reads the buffer or the disk, and the index: off the loop
         if position is not None:
             nav_position(engine, rel, position)  # inside the document, or a clear error
-        return _language(engine, rel)
+        return file_language(engine, rel)
 
     language = await ls.run(check)
     raw = _unstructure(ls, params)
@@ -653,7 +208,9 @@ async def passthrough(ls: NavLanguageServer, method: str, params: Any) -> tuple[
     return None, reason
 
 
-async def _with_loading_progress(ls: NavLanguageServer, engine: RootEngine, language: str, ask: Callable[[], T]) -> T:
+async def _with_loading_progress(
+    ls: NavLanguageServer, engine: RootEngine, language: str, ask: Callable[[], T]
+) -> T:
     info = ls.pool.session_info(engine.root, language) if language else None
     if info is not None and info.get("ready") and info.get("alive"):
         return await ls.run(ask)
@@ -663,33 +220,6 @@ async def _with_loading_progress(ls: NavLanguageServer, engine: RootEngine, lang
         return await ls.run(ask)
     async with ls.work_progress(f"nav: loading the {language} language server", str(engine.root)):
         return await ls.run(ask)
-
-
-def _definition_fallback(engine: RootEngine, rel: str, pos: types.Position) -> list[types.Location]:
-    """No server answered: the symbol table's definitions of the name under the cursor."""
-    line, col = nav_position(engine, rel, pos)
-    lines = _Lines(engine)
-    text = lines(rel)[line - 1] if line - 1 < len(lines(rel)) else ""
-    import re
-
-    name = ""
-    for m in re.finditer(r"[A-Za-z_$][\w$]*", text):
-        if m.start() < col <= m.end() + 1:
-            name = m.group()
-            break
-    if not name:
-        return []
-    out = []
-    for row in engine.table.resolve(name):
-        d = row.definition
-        out.append(
-            types.Location(
-                uri=(engine.root / d.path).as_uri(),
-                range=lsp_range(lines(d.path), d.name_span.start_line, d.name_span.start_col,
-                                d.name_span.end_line, d.name_span.end_col),  # fmt: skip
-            )
-        )
-    return out
 
 
 def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = False) -> NavLanguageServer:
@@ -754,7 +284,7 @@ def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = Fa
         if raw is not None:
             return raw
         engine, rel = ls.locate(params.text_document.uri)
-        return await ls.run(lambda: _definition_fallback(engine, rel, params.position))
+        return await ls.run(lambda: definition_fallback(engine, rel, params.position))
 
     def simple(method: str) -> None:
         @server.feature(method)
@@ -817,7 +347,7 @@ def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = Fa
         include_decl = bool(params.context and params.context.include_declaration)
 
         def where() -> tuple[int, int, str]:  # reads the buffer or the disk, and the index: off the loop
-            return (*nav_position(engine, rel, params.position), _language(engine, rel))
+            return (*nav_position(engine, rel, params.position), file_language(engine, rel))
 
         line, col, language = await ls.run(where)
 
@@ -826,11 +356,11 @@ def build_server(nav_factory: NavFactory | None = None, *, use_daemon: bool = Fa
 
         resp = await _with_loading_progress(ls, engine, language, ask)
         hits = [h for h in resp.items if include_decl or not h.is_definition]
-        precise = [h for h in hits if not _is_possible(h)]
-        possible = [h for h in hits if _is_possible(h)]
+        precise = [h for h in hits if not is_possible(h)]
+        possible = [h for h in hits if is_possible(h)]
 
         def locations() -> list[types.Location]:  # reads every file with a hit: off the loop
-            lines = _Lines(engine)
+            lines = Lines(engine)
             return [hit_location(engine, lines, h) for h in precise + possible]
 
         found = await ls.run(locations)
@@ -917,11 +447,11 @@ async def _warm_up_roots(ls: NavLanguageServer, roots: list[Path]) -> None:
         engine = ls.engine_for_root(root)
         if not engine.indexed.is_set() and (engine.remote is not None or engine.local.refresh):
             async with ls.work_progress("nav: indexing", str(root)) as report:
-                await ls.run(partial(_index, engine, report))
+                await ls.run(partial(index_root, engine, report))
         engine.indexed.set()  # (on a failure, _warm_up's finally sets it)
         await ls.run(engine.start_watching)
         try:
-            languages: dict[str, int] = await ls.run(partial(_languages, engine))
+            languages: dict[str, int] = await ls.run(partial(root_languages, engine))
         except NavError as err:
             ls.say_once("index", f"{root}: {err}")
             continue
@@ -936,25 +466,6 @@ async def _warm_up_roots(ls: NavLanguageServer, roots: list[Path]) -> None:
                 log.info("the %s server for %s is not available", language, root)
         if engine.remote is not None:
             asyncio.ensure_future(_embedding_progress(ls, engine))
-
-
-def _languages(engine: RootEngine) -> dict[str, int]:
-    languages: dict[str, int] = engine.local.store.stats().languages
-    return languages
-
-
-def _index(engine: RootEngine, report: Callable[[str, int | None], None]) -> None:
-    try:
-        if engine.remote is not None:
-            engine.remote.symbols("nav", limit=1)  # the daemon answers once its first index is there
-        else:
-
-            def progress(done: int, total: int) -> None:
-                report(f"{done}/{total} files", int(100 * done / total) if total else None)
-
-            engine.local.index(progress=progress)
-    except NavError as err:
-        log.warning("indexing %s: %s", engine.root, err)
 
 
 async def _embedding_progress(ls: NavLanguageServer, engine: RootEngine, *, every_s: float = 2.0) -> None:
