@@ -158,7 +158,9 @@ def test_a_deleted_root_stops_even_an_unwatching_daemon(root: Path) -> None:
     )
     try:
         wait_until(lambda: daemon_paths(root).socket.exists(), "the daemon's socket")
-        subprocess.run(["rm", "-rf", str(root)], check=True)
+        # the daemon's first index may still be writing into .nav/ while rm descends ("Directory
+        # not empty"): remove as a user would, again until it is gone
+        wait_until(lambda: not subprocess.run(["rm", "-rf", str(root)], capture_output=True).returncode, "rm -rf")
         assert proc.wait(timeout=30) == 0  # its idle clock saw the root go
         assert not root.exists()
     finally:
