@@ -15,7 +15,7 @@ fully old or fully new and the database always answers. WAL mode lets readers go
 while an index run writes.
 
 The file is only ever opened through SQLite: its POSIX locks belong to the process, and closing
-any other descriptor of the file would drop them all (see :func:`make_private`). An index that
+any other descriptor of the file would drop them all (see :func:`storage.sqlite_files.make_private`). An index that
 looks damaged is rebuilt only when ``integrity_check`` says so, keeping what reads cleanly
 (:func:`rebuild_database`).
 """
@@ -24,23 +24,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 import time
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sqlite_utils
 
 from storage.errors import (
     IndexDamagedError,
-    IndexIOError,
     IndexReadOnlyError,
     StorageError,
-    UnsafeIndexDirError,
 )
 from storage.model import ParsedFile
 from storage.query import ChunkRow as ChunkRow  # re-exported: where the engine imports them from
@@ -49,280 +45,16 @@ from storage.query import IndexQueries
 from storage.query import RefRow as RefRow
 from storage.query import SymbolRow as SymbolRow
 from storage.sqlite_errors import _SQLITE_CORRUPT, _SQLITE_NOTADB, classify_error
-from storage.sqlite_queries import IndexReads
-from storage.tokens import index_text
-
-SCHEMA_VERSION = 3
-
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    language TEXT,
-    hash TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    lines INTEGER NOT NULL DEFAULT 0,
-    parsed INTEGER NOT NULL DEFAULT 1,
-    notes TEXT,
-    indexed_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS symbols (
-    id INTEGER PRIMARY KEY,
-    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    qualified_name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    start_line INTEGER NOT NULL, start_col INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, end_col INTEGER NOT NULL,
-    name_line INTEGER NOT NULL, name_col INTEGER NOT NULL,
-    name_end_line INTEGER NOT NULL, name_end_col INTEGER NOT NULL,
-    signature TEXT NOT NULL,
-    container TEXT,
-    docstring TEXT
-);
-CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
-CREATE INDEX IF NOT EXISTS symbols_qualified ON symbols(qualified_name);
-CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    symbol TEXT,
-    signature TEXT,
-    text TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
-CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
-CREATE TABLE IF NOT EXISTS refs (
-    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    col INTEGER NOT NULL,
-    end_col INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
-CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS symbols_fts USING fts5(
-    tokens, tokenize = "unicode61 tokenchars '_'"
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    path, symbol, text, tokenize = "unicode61 tokenchars '_'"
-);
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model, hash)
-) WITHOUT ROWID;
-"""
-
-_FTS_TOKENIZER = "porter unicode61 tokenchars '_'"
-
-
-def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    """Stemmed FTS (porter): "replaced rows" finds ``replace_row``. Measured on semble's 22 repos
-    of 5 languages, lexical search NDCG@10 +0.027 (95% CI +0.012..+0.043), BM25 alone +0.031."""
-    conn.execute("DROP TABLE IF EXISTS symbols_fts")
-    conn.execute("DROP TABLE IF EXISTS chunks_fts")
-    conn.execute(f'CREATE VIRTUAL TABLE symbols_fts USING fts5(tokens, tokenize = "{_FTS_TOKENIZER}")')
-    conn.execute(
-        f'CREATE VIRTUAL TABLE chunks_fts USING fts5(path, symbol, text, tokenize = "{_FTS_TOKENIZER}")'
-    )
-    _fill_fts(conn)
-
-
-def _fill_fts(conn: sqlite3.Connection) -> None:
-    """Full-text rows for every symbol and chunk (into empty FTS tables)."""
-    conn.executemany(
-        "INSERT INTO symbols_fts(rowid, tokens) VALUES (?, ?)",
-        (
-            (sid, index_text(qn.replace(".", " ")))
-            for sid, qn in conn.execute("SELECT id, qualified_name FROM symbols")
-        ),
-    )
-    rows = conn.execute(
-        "SELECT c.id, f.path, c.symbol, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
-    )
-    conn.executemany(
-        "INSERT INTO chunks_fts(rowid, path, symbol, text) VALUES (?,?,?,?)",
-        (
-            (
-                cid,
-                index_text(path.replace("/", " ").replace(".", " ")),
-                index_text((sym or "").replace(".", " ")),
-                index_text(text),
-            )
-            for cid, path, sym, text in rows.fetchall()
-        ),
-    )
-
-
-def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
-    """Files the walk lists but the indexer leaves out (binary content, unreadable), with the stat
-    they had: they are not read again while it holds, and ``nav status`` does not count them stale."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, size INTEGER NOT NULL,"
-        " mtime_ns INTEGER NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID"
-    )
-
-
-# _MIGRATIONS[i] migrates from version i+1 to i+2; the list grows with the schema.
-_MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2, _migrate_2_to_3]
-
-
-class _GuardedCursor(sqlite3.Cursor):
-    """A cursor whose file-level errors (damage, full disk, read-only) become nav's storage errors,
-    wherever they surface: in ``execute`` or while rows are fetched."""
-
-    @contextmanager
-    def _guarded(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.DatabaseError as exc:
-            conn = self.connection
-            if isinstance(conn, _GuardedConnection) and conn.closed_by_nav:
-                raise conn.reopen_error() from exc
-            err = classify_error(exc, conn.db_path) if isinstance(conn, _GuardedConnection) else None
-            if err is None:
-                raise
-            raise err from exc
-
-    def execute(self, sql: str, parameters: Any = (), /) -> _GuardedCursor:
-        with self._guarded():
-            super().execute(sql, parameters)
-        return self
-
-    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _GuardedCursor:
-        with self._guarded():
-            super().executemany(sql, seq_of_parameters)
-        return self
-
-    def __next__(self) -> Any:
-        with self._guarded():
-            return super().__next__()
-
-    def fetchone(self) -> Any:
-        with self._guarded():
-            return super().fetchone()
-
-    def fetchall(self) -> list[Any]:
-        with self._guarded():
-            return super().fetchall()
-
-
-class _GuardedConnection(sqlite3.Connection):
-    db_path: Path = Path()
-    _cursors: weakref.WeakSet[sqlite3.Cursor] | None = None
-
-    closed_by_nav = False
-    """Set when nav closed the connection (to look at the file afresh) while a thread may still
-    hold it: using it then is an :class:`IndexIOError`, which makes that thread reopen too."""
-
-    def reopen_error(self) -> IndexIOError:
-        return IndexIOError(
-            f"the connection to the index at {self.db_path} was closed (to reopen the file); ask again"
-        )
-
-    def cursor(self, factory: Any = _GuardedCursor) -> Any:
-        if self.closed_by_nav:
-            raise self.reopen_error()
-        cur = super().cursor(factory)
-        if self._cursors is None:
-            self._cursors = weakref.WeakSet()
-        self._cursors.add(cur)
-        return cur
-
-    def close(self) -> None:
-        """Close, really: a cursor still in the middle of its rows (one an exception's traceback
-        keeps alive) would otherwise keep the file open under a closed connection, and with it
-        this process's stale view of the WAL."""
-        self.closed_by_nav = True
-        for cur in list(self._cursors or ()):
-            with suppress(sqlite3.Error):
-                cur.close()
-        super().close()
-
-    def execute(self, sql: str, parameters: Any = (), /) -> Any:
-        return self.cursor().execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Any, /) -> Any:
-        return self.cursor().executemany(sql, parameters)
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
+from storage.sqlite_files import (
+    GuardedConnection,
+    check_index_files,
+    discard_database,
+    make_private,
+    sidecars,
 )
-
-
-def sidecars(path: Path) -> tuple[Path, Path]:
-    """The WAL and shared-memory files SQLite keeps beside ``path``."""
-    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
-
-
-def check_index_files(path: Path) -> None:
-    """Refuse an index file (or its ``-wal`` / ``-shm``) that is not a plain file, before SQLite
-    opens it: a symlink would have nav's schema written into its target, and a FIFO would block
-    the open for ever. Only ``lstat``: never a descriptor (see :func:`make_private`)."""
-    for p in (path, *sidecars(path)):
-        try:
-            st = os.lstat(p)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise StorageError(f"cannot inspect the index file {p}: {exc.strerror or exc}") from exc
-        if stat.S_ISLNK(st.st_mode):
-            try:
-                target = os.readlink(p)
-            except OSError:
-                target = "?"
-            raise UnsafeIndexDirError(
-                f"the index file `{p}` is a symlink (to `{target[:100]}`); nav refuses to write through it: "
-                f"remove it (`rm {p}`) and run `nav index`"
-            )
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
-            raise StorageError(
-                f"the index file `{p}` is {kind}, not a database file; nav does not open it: "
-                f"remove it (`rm {'-r ' if stat.S_ISDIR(st.st_mode) else ''}{p}`) and run `nav index` to rebuild the index"
-            )
-
-
-def make_private(path: Path) -> None:
-    """Mode 0600 for the index (it holds copies of the code) and its WAL files, set by path.
-
-    Never through a descriptor of our own: SQLite's POSIX locks belong to the process, and
-    closing any descriptor of the database file drops every lock the process holds on it, so
-    the next other process to close its connection would think it was the last and delete the
-    WAL under this one. The moment between SQLite creating the file and this call is covered by
-    ``.nav`` itself being 0700; SQLite gives the WAL files the database's mode."""
-    for p in (path, *sidecars(path)):
-        try:
-            st = os.lstat(p)
-        except OSError:
-            continue
-        mode = stat.S_IMODE(st.st_mode)
-        if stat.S_ISREG(st.st_mode) and mode & 0o077:
-            with suppress(OSError):  # someone else's file or a read-only file system: left as it is
-                os.chmod(p, mode & 0o700)  # others lose access; the owner's bits (read-only?) stay
-
-
-def discard_database(path: Path) -> None:
-    """Delete an index database and its WAL files (it is a cache: the next index run rebuilds it).
-
-    Other processes that still have the old file open notice the new one by its inode."""
-    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with suppress(FileNotFoundError):
-            p.unlink()
-
+from storage.sqlite_queries import IndexReads
+from storage.sqlite_schema import MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION, fill_fts, split_sql
+from storage.tokens import index_text
 
 _KEPT_TABLES = ("files", "symbols", "chunks", "refs", "skipped")
 """The index proper, kept from a damaged file only all together (its ids tie them to each other
@@ -469,7 +201,7 @@ def _copy_index(
             if c.execute("PRAGMA foreign_key_check").fetchone() is not None:
                 raise _Inconsistent(table)
             table = "the full-text tables"
-            _fill_fts(c)
+            fill_fts(c)
     except (sqlite3.DatabaseError, StorageError, _Inconsistent):
         unread.append(table)
         return 0
@@ -552,14 +284,14 @@ class Store(IndexReads):
             raise StorageError(f"cannot open the index at {self.path}: {exc.strerror or exc}") from exc
         self._in_tx = False
 
-    def _connect(self, timeout_s: float) -> _GuardedConnection:
+    def _connect(self, timeout_s: float) -> GuardedConnection:
         if not self.read_only:
             conn = sqlite3.connect(
                 str(self.path),
                 timeout=timeout_s,
                 isolation_level=None,
                 check_same_thread=False,
-                factory=_GuardedConnection,
+                factory=GuardedConnection,
             )
         else:
             # A read-only folder cannot hold the WAL's shared-memory file, so the database is read
@@ -571,7 +303,7 @@ class Store(IndexReads):
                 timeout=timeout_s,
                 isolation_level=None,
                 check_same_thread=False,
-                factory=_GuardedConnection,
+                factory=GuardedConnection,
             )
         conn.db_path = self.path
         return conn
@@ -643,11 +375,11 @@ class Store(IndexReads):
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             version = int(row[0]) if row else 0
             if version == 0:
-                for stmt in _split_sql(_SCHEMA_V1):
+                for stmt in split_sql(SCHEMA_V1):
                     conn.execute(stmt)
                 version = 1
             while version < SCHEMA_VERSION:
-                _MIGRATIONS[version - 1](conn)
+                MIGRATIONS[version - 1](conn)
                 version += 1
             conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),)
@@ -937,10 +669,6 @@ def _writable(path: Path) -> bool:
 
 def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";\n") if s.strip()]
 
 
 if TYPE_CHECKING:  # the index answers the whole query seam

@@ -222,20 +222,20 @@ def test_a_parser_change_reparses_everything(make_repo: Callable[[dict[str, str]
 
 
 def test_a_version_1_index_is_migrated_in_place(make_repo: Callable[[dict[str, str]], Path]) -> None:
-    import storage.db as sdb
+    from storage import sqlite_schema
 
     root = make_repo({"orders.py": ORDERS})
     db = root / ".nav" / "index.db"
     db.parent.mkdir()
     conn = sqlite3.connect(db)  # an index as nav wrote it before stemming (schema 1)
-    for stmt in sdb._split_sql(sdb._SCHEMA_V1):
+    for stmt in sqlite_schema.split_sql(sqlite_schema.SCHEMA_V1):
         conn.execute(stmt)
     conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     conn.commit()
     conn.close()
     nav = Navigator(root)
     nav.index()
-    assert nav.store.get_meta("schema_version") == str(sdb.SCHEMA_VERSION)
+    assert nav.store.get_meta("schema_version") == str(sqlite_schema.SCHEMA_VERSION)
     sql = nav.store.conn.execute("SELECT sql FROM sqlite_master WHERE name='chunks_fts'").fetchone()[0]
     assert "porter" in sql
     # stemming: "creates sales orders" finds create_sales_order
