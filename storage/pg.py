@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from storage.errors import (
     StoreAuthError,
@@ -51,9 +50,20 @@ from storage.errors import (
     UsageError,
 )
 from storage.model import SymbolDef
+from storage.pg_write import (
+    DIM,
+    PubChunk,
+    PubFile,
+    PublishResult,
+    Vectors,
+    check_dim,
+    insert_content,
+    insert_vectors,
+    move_head,
+    vec_text,
+)
 from storage.query import TextStats, VectorCache
 from storage.redact import redact, redact_url
-from storage.tokens import index_text
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +86,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-DIM = 384
-"""Dimension of the stored vectors (all-MiniLM-L6-v2). HNSW needs one fixed dimension."""
-
-Vectors = npt.NDArray[np.float32]
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -159,39 +165,6 @@ MIGRATIONS: list[Callable[[Any], None]] = []
 
 
 @dataclass(frozen=True, slots=True)
-class PubChunk:
-    key: str
-    content_hash: str
-    start_line: int
-    end_line: int
-    symbol: str | None
-    signature: str | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class PubFile:
-    path: str
-    blob: str
-    language: str | None
-    size: int
-    lines: int
-    chunks: tuple[PubChunk, ...]
-    symbols: tuple[SymbolDef, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PublishResult:
-    already: bool
-    """The commit was published before (only the branch head moved)."""
-    files: int
-    chunks: int
-    new_files: int
-    new_chunks: int
-    new_vectors: int
-
-
-@dataclass(frozen=True, slots=True)
 class ChunkLoc:
     """Where a chunk is, in the newest branch head that holds it."""
 
@@ -230,20 +203,6 @@ SYMBOL_SIMILARITY = 0.5
 Measured on semble's 21 development repositories in one store (``bench/store_prf.py
 --set-const storage.pg.SYMBOL_SIMILARITY=…``), against 0.5: 0.3 `--all-repos` −0.007 [−0.017,
 +0.003], 0.7 −0.003 [−0.009, +0.002]; 0.5 stays."""
-
-
-def file_key(path: str, blob: str) -> str:
-    import hashlib
-
-    return hashlib.blake2b(f"{path}\0{blob}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
-def _clean(text: str | None) -> str | None:
-    return None if text is None else text.replace("\x00", "")
-
-
-def _vec_text(v: npt.NDArray[Any]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in v) + "]"
 
 
 def _tsquery(words: Sequence[str]) -> str:
@@ -502,33 +461,9 @@ class PgStore:
         how many rows were new."""
         if not vectors:
             return 0
-        self._check_dim(vectors)
+        check_dim(vectors)
         with self._cursor("storing vectors") as cur:
-            return self._insert_vectors(cur, model, vectors)
-
-    @staticmethod
-    def _check_dim(vectors: Mapping[str, Vectors]) -> None:
-        dims = {int(v.shape[-1]) for v in vectors.values()}
-        if dims - {DIM}:
-            raise StoreError(
-                f"the team store holds {DIM}-dimension vectors; this model gives {sorted(dims)}; "
-                "use all-MiniLM-L6-v2 (the default) or another 384-dimension model"
-            )
-
-    def _insert_vectors(self, cur: Any, model: str, vectors: Mapping[str, Vectors]) -> int:
-        cur.execute("CREATE TEMP TABLE IF NOT EXISTS s_emb (chunk text, embedding text) ON COMMIT DROP")
-        with cur.copy("COPY s_emb (chunk, embedding) FROM STDIN") as cp:
-            for key in sorted(vectors):
-                cp.write_row((key, _vec_text(vectors[key])))
-        cur.execute(
-            "INSERT INTO nav_embeddings (model, chunk, embedding) "
-            "SELECT DISTINCT ON (chunk) %s, chunk, embedding::vector FROM s_emb ORDER BY chunk "
-            "ON CONFLICT DO NOTHING",
-            (model,),
-        )
-        n = int(cur.rowcount)
-        cur.execute("DROP TABLE s_emb")
-        return n
+            return insert_vectors(cur, model, vectors)
 
     # -- publish -----------------------------------------------------------------------------
 
@@ -555,7 +490,7 @@ class PgStore:
         from psycopg import errors as pe
 
         if vectors:
-            self._check_dim(vectors)
+            check_dim(vectors)
         for attempt in range(retries + 1):
             try:
                 with self._lock:
@@ -594,10 +529,10 @@ class PgStore:
                     (repo, sha, branch, model, len(files), n_chunks),
                 )
                 if cur.fetchone() is None:  # published before (or by a concurrent publisher)
-                    self._move_head(cur, repo, branch, sha)
+                    move_head(cur, repo, branch, sha)
                     return PublishResult(True, len(files), n_chunks, 0, 0, 0)
-                result = self._insert_content(cur, repo, sha, files, model, vectors)
-                self._move_head(cur, repo, branch, sha)
+                result = insert_content(cur, repo, sha, files, model, vectors)
+                move_head(cur, repo, branch, sha)
                 return result
         except psycopg.Error as exc:
             if conn.closed or conn.broken:
@@ -616,133 +551,6 @@ class PgStore:
                 )
         except (psycopg.Error, StoreError) as exc:
             log.info("ANALYZE after publish skipped: %s", exc)
-
-    @staticmethod
-    def _move_head(cur: Any, repo: str, branch: str, sha: str) -> None:
-        cur.execute(
-            "INSERT INTO nav_heads(repo, branch, sha) VALUES (%s,%s,%s) ON CONFLICT (repo, branch) "
-            "DO UPDATE SET sha = excluded.sha, updated_at = now()",
-            (repo, branch, sha),
-        )
-
-    def _insert_content(
-        self,
-        cur: Any,
-        repo: str,
-        sha: str,
-        files: Sequence[PubFile],
-        model: str | None,
-        vectors: dict[str, Vectors],
-    ) -> PublishResult:
-        by_key = {file_key(f.path, f.blob): f for f in files}
-        # blobs
-        cur.execute(
-            "CREATE TEMP TABLE s_blobs (hash text, language text, size bigint, lines int) ON COMMIT DROP"
-        )
-        with cur.copy("COPY s_blobs FROM STDIN") as cp:
-            for f in files:
-                cp.write_row((f.blob, f.language, f.size, f.lines))
-        cur.execute(
-            "INSERT INTO nav_blobs SELECT DISTINCT ON (hash) hash, language, size, lines FROM s_blobs "
-            "ORDER BY hash ON CONFLICT DO NOTHING"
-        )
-        # file versions: only new ones get their chunks and symbols written
-        cur.execute(
-            "CREATE TEMP TABLE s_files (key text, path text, blob text, language text) ON COMMIT DROP"
-        )
-        with cur.copy("COPY s_files FROM STDIN") as cp:
-            for key, f in by_key.items():
-                cp.write_row((key, f.path, f.blob, f.language))
-        cur.execute(
-            "INSERT INTO nav_files SELECT key, path, blob, language FROM s_files ORDER BY key "
-            "ON CONFLICT DO NOTHING RETURNING key"
-        )
-        new_files = sorted(str(r[0]) for r in cur.fetchall())
-        new_chunks = 0
-        if new_files:
-            cur.execute(
-                "CREATE TEMP TABLE s_chunks (key text, content_hash text, path text, name text, symbol text,"
-                " signature text, text text, tsv text) ON COMMIT DROP"
-            )
-            seen: set[str] = set()
-            with cur.copy("COPY s_chunks FROM STDIN") as cp:
-                for fk in new_files:
-                    f = by_key[fk]
-                    path_words = index_text(f.path.replace("/", " ").replace(".", " "))
-                    for ch in f.chunks:
-                        if ch.key in seen:
-                            continue
-                        seen.add(ch.key)
-                        sym = _clean(ch.symbol)
-                        name = sym.rsplit(".", 1)[-1] if sym else None
-                        text = _clean(ch.text) or ""
-                        tsv = " ".join(
-                            (path_words, index_text((sym or "").replace(".", " ")), index_text(text))
-                        )
-                        cp.write_row(
-                            (
-                                ch.key,
-                                ch.content_hash,
-                                f.path,
-                                name,
-                                sym,
-                                _clean(ch.signature),
-                                text,
-                                tsv[:900_000],
-                            )
-                        )
-            cur.execute(
-                "INSERT INTO nav_chunks SELECT key, content_hash, path, name, symbol, signature, text, "
-                "to_tsvector('simple', tsv) FROM s_chunks ORDER BY key ON CONFLICT DO NOTHING"
-            )
-            new_chunks = int(cur.rowcount)
-            cur.execute(
-                "CREATE TEMP TABLE s_fc (file text, ord int, chunk text, start_line int, end_line int) "
-                "ON COMMIT DROP"
-            )
-            with cur.copy("COPY s_fc FROM STDIN") as cp:
-                for fk in new_files:
-                    for i, ch in enumerate(by_key[fk].chunks):
-                        cp.write_row((fk, i, ch.key, ch.start_line, ch.end_line))
-            cur.execute(
-                "INSERT INTO nav_file_chunks SELECT * FROM s_fc ORDER BY file, ord ON CONFLICT DO NOTHING"
-            )
-            cur.execute(
-                "CREATE TEMP TABLE s_sym (file text, ord int, name text, qualified_name text, kind text,"
-                " line int, col int, end_line int, end_col int, signature text, container text,"
-                " docstring text) ON COMMIT DROP"
-            )
-            with cur.copy("COPY s_sym FROM STDIN") as cp:
-                for fk in new_files:
-                    for i, s in enumerate(by_key[fk].symbols):
-                        cp.write_row(
-                            (fk, i, _clean(s.name), _clean(s.qualified_name), s.kind, s.name_span.start_line,
-                             s.name_span.start_col, s.span.end_line, s.span.end_col, _clean(s.signature),
-                             _clean(s.container), _clean(s.docstring))
-                        )  # fmt: skip
-            cur.execute(
-                "INSERT INTO nav_symbols SELECT * FROM s_sym ORDER BY file, ord ON CONFLICT DO NOTHING"
-            )
-        new_vectors = self._insert_vectors(cur, model, vectors) if (vectors and model) else 0
-        cur.execute("CREATE TEMP TABLE s_cf (file text) ON COMMIT DROP")
-        with cur.copy("COPY s_cf FROM STDIN") as cp:
-            for fk in sorted(by_key):
-                cp.write_row((fk,))
-        cur.execute(
-            "INSERT INTO nav_commit_files(repo, sha, file) SELECT %s, %s, file FROM s_cf ORDER BY file "
-            "ON CONFLICT DO NOTHING",
-            (repo, sha),
-        )
-        return PublishResult(
-            already=False,
-            files=len(files),
-            chunks=sum(len(f.chunks) for f in files),
-            new_files=len(new_files),
-            new_chunks=new_chunks,
-            new_vectors=new_vectors,
-        )
-
-    # -- queries across repositories -------------------------------------------------------
 
     def heads(self) -> list[tuple[str, str, str, float]]:
         """(repo, branch, sha, updated_at epoch) of every published branch head."""
@@ -763,7 +571,7 @@ class PgStore:
             cur.execute(
                 "SELECT e.chunk FROM nav_embeddings e WHERE e.model = %s "
                 "ORDER BY e.embedding <=> %s::vector LIMIT %s",
-                (model, _vec_text(query), limit),
+                (model, vec_text(query), limit),
             )
             return [str(r[0]) for r in cur.fetchall()]
 
