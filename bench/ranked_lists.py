@@ -68,8 +68,9 @@ SEMBLE_DEV = (
     "axios", "express", "redux", "gin", "cobra", "chi", "trpc", "vitest", "zod", "serde", "axum", "tokio",
 )  # fmt: skip
 """semble_bench.DEVELOPMENT, in a fixed order."""
-VECTOR_REPOS = ("redux", "express", "chi", "click")
-"""Small development repositories for the vector leg (about 1,500 chunks together)."""
+VECTOR_REPOS = ("redux", "express", "requests", "click", "chi")
+"""Small development repositories for the vector leg (TypeScript, JavaScript, Python, Go: 815
+chunks together at 48b7006)."""
 SEMBLE_CONFIGS = {
     "lexical": ("bm25", "symbols", "path"),
     "bm25": ("bm25",),
@@ -299,12 +300,16 @@ def search_all(
 ) -> Iterator[dict[str, Any]]:
     embedder = None
     if vectors:
-        from semantic.embed import load_embedder
+        try:  # semble_bench.py's embedder; SemanticSearch loads the same default itself otherwise
+            from semantic.embed import load_embedder
 
-        embedder = load_embedder(None)
+            embedder = load_embedder(None)
+        except ImportError:  # pragma: no cover - a later layout
+            embedder = None
     search = _search(store, embedder, db.with_suffix(".vectors"))
     if vectors:
-        search.sync(batch_size=64)
+        batch = {"batch_size": 64} if "batch_size" in inspect.signature(search.sync).parameters else {}
+        search.sync(**batch)
     for qid, text in queries:
         for cfg, legs in configs.items():
             for view in ("files", "code"):
@@ -380,11 +385,14 @@ def dump_instances(
         slug = repo.replace("/", "-")
         db = idx / f"{slug}.db"
         _fresh_db(db)
+        tree = trees / slug
+        # A fresh clone per run: the sparse-checkout exclusions a run adds (blobs the mirror
+        # lacks) would otherwise carry into the next run and leave files out of earlier commits.
+        shutil.rmtree(tree, ignore_errors=True)
         store = Store(db)
         t0 = time.perf_counter()
         try:
             for inst in sorted(by_repo[repo], key=lambda i: i["id"]):
-                tree = trees / slug
                 checkout(tree, MIRRORS / mirror_of[repo].replace("/", "+") / "repo", inst["base_commit"])
                 _index(tree, store)
                 yield from search_all(
