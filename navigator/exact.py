@@ -13,7 +13,9 @@ real language servers, with the symbol table turning names into positions.
   fall back to syntax matches from the index, marked approximate.
 
 The symbol table is reached through :class:`SymbolTable` (``Navigator`` implements it
-through :class:`NavigatorTable`); tests pass a fake.
+through :class:`NavigatorTable`); tests pass a fake. Turning a query's text into the positions
+to ask about lives in :mod:`navigator.exact_targets`; this module asks the servers, merges
+their answers and completes them (possible uses, heritage, the syntax fallback).
 """
 
 from __future__ import annotations
@@ -23,12 +25,10 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from lsp.pool import LanguageServers, Location, LspAnswer, Operation, Position, ServerPool
-from lsp.positions import from_lsp, split_lines, to_lsp
+from lsp.positions import from_lsp, to_lsp
 from lsp.registry import (
     SERVERS,
     UNAVAILABLE,
@@ -37,12 +37,21 @@ from lsp.registry import (
     definitions_for,
     install_command,
 )
-from navigator.confine import confine, is_inside, read_text_inside
+from navigator.exact_targets import (
+    IDENT,
+    Files,
+    IndexedCheckout,
+    NavigatorTable,
+    SymbolTable,
+    Target,
+    enclosing_symbol,
+    parse_position,
+    resolve_targets,
+)
 from navigator.results import Hit, HoverInfo, Response
-from navigator.walk import looks_secret
 from semantic.languages import detect_language
-from storage.db import RefRow, Store, SymbolRow
-from storage.errors import SymbolNotFoundError, UsageError, shorten
+from storage.db import SymbolRow
+from storage.errors import UsageError
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -58,14 +67,15 @@ __all__ = [
     "resolve_targets",
 ]
 
+_Files = Files
+"""The name tests and ``bench/fault_scenarios`` import this class by."""
+
 DEFAULT_DEADLINE_S = 30.0
 """Covers a cold start on a large repository (basedpyright on Django: ~5 s to a first
 complete answer, FINDINGS.md); a warm query takes tens of milliseconds."""
 
 DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "java", "rust")
 
-_POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
 """Languages whose uses servers often cannot resolve: references, callers and
 implementations get the same name's other uses in code as well, marked ``possible``
@@ -75,256 +85,6 @@ no ``node_modules`` (no ``npm install``), a package imported by its name is not 
 uses through it are not linked to their definition (issue 17: 6 of 83 references)."""
 _HERITAGE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 _CLASS_KINDS = frozenset({"class", "interface"})
-
-
-class SymbolTable(Protocol):
-    """What the exact leg needs from the index."""
-
-    def resolve(self, name: str) -> list[SymbolRow]: ...
-
-    def suggestions(self, name: str) -> list[str]: ...
-
-    def symbols_in_file(self, path: str) -> list[SymbolRow]: ...
-
-    def refs_by_name(self, name: str) -> list[RefRow]: ...
-
-    def file_language(self, path: str) -> str | None: ...
-
-
-class IndexedCheckout(Protocol):
-    """What :class:`NavigatorTable` reads of the facade. :class:`navigator.api.Navigator` is
-    one; it composes this module, so this module does not import it (the engine's imports
-    point one way: ``tests/test_layout.py``)."""
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def refresh(self) -> bool: ...
-
-    def resolve(self, name: str) -> list[SymbolRow]: ...
-
-    def suggestions(self, name: str) -> list[str]: ...
-
-
-class NavigatorTable:
-    """:class:`SymbolTable` over a :class:`~navigator.api.Navigator` (index kept fresh by it)."""
-
-    def __init__(self, nav: IndexedCheckout) -> None:
-        self.nav = nav
-
-    def resolve(self, name: str) -> list[SymbolRow]:
-        return self.nav.resolve(name)
-
-    def suggestions(self, name: str) -> list[str]:
-        return self.nav.suggestions(name)
-
-    def symbols_in_file(self, path: str) -> list[SymbolRow]:
-        return self.nav.store.symbols_in_file(path)
-
-    def refs_by_name(self, name: str) -> list[RefRow]:
-        return self.nav.store.refs_by_name(name)
-
-    def file_language(self, path: str) -> str | None:
-        row = self.nav.store.file_row(path)
-        return (row.language or "") if row is not None else None  # "": indexed, no language
-
-    def follows_changes(self) -> bool:
-        """True when something else reports file changes (the daemon's watcher turns the
-        Navigator's per-query refresh off and calls ``Navigator.files_changed()`` after
-        each re-index): the servers are then told those changes instead of the tree being
-        walked before every request. Optional in :class:`SymbolTable`."""
-        return not self.nav.refresh and callable(getattr(self.nav, "files_changed", None))
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A position to ask a server about: a definition's name, or an explicit position."""
-
-    path: str
-    line: int
-    col: int
-    name: str
-    language: str | None
-    qualified_name: str | None = None
-    kind: str | None = None
-
-
-# HoverInfo lives with the other result types: a front end decoding a hover answer from the
-# daemon imports navigator.results, not this module (which pulls in the language-server pool).
-
-
-# -- pure helpers ------------------------------------------------------------------------
-
-
-def parse_position(query: str) -> tuple[str, int, int | None] | None:
-    """``path:line[:col]`` → (path, line, col); None when ``query`` is not shaped like one."""
-    m = _POSITION.match(query.strip())
-    if not m:
-        return None
-    return m["path"], int(m["line"]), int(m["col"]) if m["col"] else None
-
-
-def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
-    """The innermost symbol whose span contains ``line``."""
-    best: SymbolRow | None = None
-    for row in rows:
-        span = row.definition.span
-        if span.start_line <= line <= span.end_line and (
-            best is None
-            or (span.start_line, -span.end_line) > (best.definition.span.start_line, -best.definition.span.end_line)
-        ):
-            best = row
-    return best
-
-
-def _line_at(text: str, line: int) -> str | None:
-    lines = split_lines(text)
-    return lines[line - 1] if 1 <= line <= len(lines) else None
-
-
-def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
-    """Turn a name or ``path:line[:col]`` into the positions to ask about."""
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError(f"a symbol name or path:line:col is required, got {shorten(repr(query))}")
-    query = query.strip()
-    pos = parse_position(query)
-    if pos is not None and (_path_like(pos[0]) or (root / pos[0]).exists()):
-        confine(root, pos[0])  # outside the root: refused before anything is read or revealed
-    if pos is not None and (root / pos[0]).is_file():
-        return [_position_target(root, *pos, table=table)]
-    if pos is not None and Path(pos[0]).is_absolute() and Path(pos[0]).is_file():
-        try:
-            rel = Path(pos[0]).resolve().relative_to(root).as_posix()
-        except ValueError:
-            raise UsageError(f"`{shorten(pos[0])}` is outside the root {root}") from None
-        return [_position_target(root, rel, pos[1], pos[2], table=table)]
-    if pos is not None and _path_like(pos[0]) and not (root / pos[0]).exists():
-        raise UsageError(f"no file `{shorten(pos[0])}` under {root} (position `{shorten(query)}`)")
-    rows = table.resolve(query)
-    if not rows:
-        raise SymbolNotFoundError(query, table.suggestions(query))
-    out: list[Target] = []
-    for row in rows:
-        d = row.definition
-        out.append(
-            Target(
-                path=d.path,
-                line=d.name_span.start_line,
-                col=d.name_span.start_col,
-                name=d.name,
-                language=d.language or detect_language(d.path),
-                qualified_name=d.qualified_name,
-                kind=d.kind,
-            )
-        )
-    return out
-
-
-def _path_like(text: str) -> bool:
-    return "/" in text or "." in text.rsplit("/", 1)[-1]
-
-
-def buffer_text(table: SymbolTable, path: str) -> str | None:
-    """The text an editor holds for ``path`` (root-relative), when the table carries editor
-    buffers (the optional ``text_of`` of ``nav lsp``'s overlay); None: read the disk."""
-    text_of = getattr(table, "text_of", None)
-    return text_of(path) if callable(text_of) else None
-
-
-def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
-    path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
-    text = buffer_text(table, path)
-    if text is None:
-        if looks_secret(path.rsplit("/", 1)[-1]) and table.file_language(path) is None:
-            raise UsageError(
-                f"`{path}` looks like a secret (key, credentials, .env), which nav leaves out and does not "
-                "read; `[index] include_secrets = true` in .nav.toml takes such files in"
-            )
-        text = read_text_inside(root, path)
-        if text is None:
-            raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
-    lines = split_lines(text)
-    if not 1 <= line <= len(lines):
-        raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
-    line_text = lines[line - 1]
-    if col is None:
-        m = _IDENT.search(line_text)
-        col = m.start() + 1 if m else 1
-    if not 1 <= col <= len(line_text) + 1:
-        raise UsageError(
-            f"column {shorten(col)} is outside line {line} of `{shorten(path)}`, which has {len(line_text)} characters"
-        )
-    name = ""
-    for m in _IDENT.finditer(line_text):
-        if m.start() < col <= m.end() + (1 if m.end() == col - 1 else 0):
-            name = m.group()
-            break
-    language = table.file_language(path) or detect_language(path, text)
-    return Target(path=path, line=line, col=col, name=name, language=language)
-
-
-# -- the service -------------------------------------------------------------------------
-
-
-class _Files:
-    """Per-request cache of file lines and symbol rows."""
-
-    def __init__(self, root: Path, table: SymbolTable) -> None:
-        self.root = root
-        self.table = table
-        self._lines: dict[str, list[str] | None] = {}
-        self._symbols: dict[str, list[SymbolRow]] = {}
-        self._inside: dict[str, bool] = {}
-        self.bom: set[str] = set()
-        """Files (as asked for) that start with a byte-order mark, which nav's columns do not count."""
-        self.outside = 0
-        """Locations a server reported outside the root (libraries, symlink targets): left out."""
-
-    def inside(self, path: str) -> bool:
-        if path not in self._inside:
-            self._inside[path] = is_inside(self.root, path)
-        return self._inside[path]
-
-    def rel(self, abspath: str) -> str:
-        try:
-            return Path(abspath).relative_to(self.root).as_posix()
-        except ValueError:
-            return abspath
-
-    def absolute(self, path: str) -> Path:
-        p = Path(path)
-        return p if p.is_absolute() else self.root / p
-
-    def lines(self, path: str) -> list[str] | None:
-        if path not in self._lines and not Path(path).is_absolute():
-            buffer = buffer_text(self.table, path)
-            if buffer is not None:
-                self._lines[path] = split_lines(buffer)
-        if path not in self._lines:
-            text = read_text_inside(self.root, self.absolute(path))  # never outside the root
-            if text is not None and text.startswith("\ufeff"):
-                self.bom.add(path)
-            self._lines[path] = split_lines(text) if text is not None else None
-        return self._lines[path]
-
-    def bom_shift(self, path: str, line: int, bom_is_text: bool) -> int:
-        """1 where the server counts a mark that nav's columns do not (line 1 of such a file)."""
-        if not bom_is_text or line != 1:
-            return 0
-        self.lines(path)
-        return 1 if path in self.bom else 0
-
-    def line(self, path: str, line: int) -> str:
-        lines = self.lines(path)
-        return lines[line - 1] if lines and 1 <= line <= len(lines) else ""
-
-    def symbols(self, path: str) -> list[SymbolRow]:
-        if Path(path).is_absolute():
-            return []
-        if path not in self._symbols:
-            self._symbols[path] = self.table.symbols_in_file(path)
-        return self._symbols[path]
 
 
 class ExactNavigator:
@@ -388,7 +148,7 @@ class ExactNavigator:
         started = time.perf_counter()
         deadline = time.monotonic() + deadline_s
         targets = resolve_targets(query, self.table, self.root)
-        files = _Files(self.root, self.table)
+        files = Files(self.root, self.table)
         items: list[HoverInfo] = []
         complete, reasons, sources = True, [], set()
         for target in targets:
@@ -423,7 +183,7 @@ class ExactNavigator:
 
     # -- the engine -----------------------------------------------------------------------
 
-    def _lsp_position(self, files: _Files, target: Target) -> Position:
+    def _lsp_position(self, files: Files, target: Target) -> Position:
         line, character = to_lsp(files.line(target.path, target.line), target.line, target.col)
         if target.line == 1:
             character += files.bom_shift(target.path, 1, _bom_is_text(target.language or ""))
@@ -437,7 +197,7 @@ class ExactNavigator:
         started = time.perf_counter()
         deadline = time.monotonic() + deadline_s
         targets = resolve_targets(query, self.table, self.root)
-        files = _Files(self.root, self.table)
+        files = Files(self.root, self.table)
         groups: dict[str, list[Target]] = {}
         for target in targets:
             groups.setdefault(target.language or "", []).append(target)
@@ -527,7 +287,7 @@ class ExactNavigator:
 
     def _calls_among_references(
         self,
-        files: _Files,
+        files: Files,
         language: str,
         positions: Sequence[Position],
         hits: dict[tuple[str, int, int], Hit],
@@ -564,7 +324,7 @@ class ExactNavigator:
         )
 
     def _hits(
-        self, files: _Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
+        self, files: Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
     ) -> Iterable[Hit]:
         for loc in locations:
             if not files.inside(loc.path):
@@ -583,7 +343,7 @@ class ExactNavigator:
 
     def _hit(
         self,
-        files: _Files,
+        files: Files,
         path: str,
         line: int,
         col: int,
@@ -624,7 +384,7 @@ class ExactNavigator:
         )
 
     def _possible(
-        self, files: _Files, op: Operation, targets: Sequence[Target], precise: Sequence[Hit]
+        self, files: Files, op: Operation, targets: Sequence[Target], precise: Sequence[Hit]
     ) -> tuple[list[Hit], str | None]:
         """What the server may have missed, for ``references``, ``callers`` and
         ``implementation`` in dynamic languages (an untyped receiver, FINDINGS.md): every use
@@ -711,7 +471,7 @@ class ExactNavigator:
     def _language(self, path: str) -> str | None:
         return self.table.file_language(path) or detect_language(path)
 
-    def _heritage(self, files: _Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
+    def _heritage(self, files: Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
         """Classes whose ``extends``/``implements`` clause names ``name``, and theirs in turn
         (a subclass implements what its base does; an interface extending it passes it on),
         found in the index's syntax references: a class of another tsconfig project, which
@@ -739,7 +499,7 @@ class ExactNavigator:
                 out.append(dataclasses.replace(hit, kind="possible implementation"))
         return out
 
-    def _heritage_of(self, files: _Files, path: str, line: int, col: int, name: str) -> SymbolRow | None:
+    def _heritage_of(self, files: Files, path: str, line: int, col: int, name: str) -> SymbolRow | None:
         """The class or interface whose header (``class X extends A implements B``, over up
         to a few lines) holds the use of ``name`` at ``line``/``col``, or None."""
         for row in files.symbols(path):
@@ -755,7 +515,7 @@ class ExactNavigator:
                 return row
         return None
 
-    def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
+    def _fallback(self, files: Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
         """What the index can say without a server, or None when it cannot say anything."""
         if op == "definition":
             out = [
@@ -841,7 +601,7 @@ def _is_call(line_text: str, col: int, end_col: int | None) -> bool:
     template, or ``new Name``."""
     start = col - 1
     if end_col is None:
-        m = _IDENT.match(line_text, start)
+        m = IDENT.match(line_text, start)
         end = m.end() if m else start
     else:
         end = end_col - 1
@@ -882,7 +642,7 @@ _MEMBER_KINDS = frozenset({"method", "property", "field", "attribute"})
 _IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b|^\s*(import|export)\b.*\bfrom\b|\brequire\s*\(")
 
 
-def _is_member(files: _Files, target: Target) -> bool:
+def _is_member(files: Files, target: Target) -> bool:
     """Whether ``target`` names a member (used as ``.name``): its kind, or, for a position,
     the symbol defined there or a ``.`` before it."""
     kind = target.kind
