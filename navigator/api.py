@@ -11,6 +11,12 @@ failure is a :class:`navigator.errors.NavError` whose message names the bad valu
 Queries first bring the index up to date with the working tree (a stat walk when
 nothing changed), so an answer never points at code that is no longer there;
 pass ``refresh=False`` to the constructor to skip that.
+
+``Navigator`` checks each verb's input, then composes the parts that answer it: the index's
+connections, updates and recovery (:mod:`navigator.index_handle`), the per-call notes
+(:mod:`navigator.calls`), the symbol table's ranking (:mod:`navigator.symbol_table`,
+:mod:`navigator.show`), search (:mod:`navigator.search`), grep (:mod:`navigator.grep`), the
+language servers (:mod:`navigator.exact`) and the team store (:mod:`navigator.team`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from navigator import checks, symbol_table
 from navigator.calls import Calls
 from navigator.config import Config, load_config
-from navigator.confine import confine, read_text_inside
+from navigator.confine import confine
 from navigator.index_handle import IndexHandle
 from navigator.indexer import ProgressFn, stale_count, unparsed_note
 from navigator.results import (
@@ -70,6 +76,8 @@ NAV_DIR = ".nav"
 MAX_TEAM_STORES = 4
 """Team store connections one Navigator keeps open (a daemon serving callers that name several)."""
 log = logging.getLogger(__name__)
+
+
 def _check_name(name: object) -> str:
     return checks.name(name)
 
@@ -610,63 +618,25 @@ class Navigator:
         line, else the lines around it). Each is trimmed to ``max_lines``: its head and its last
         lines, with a marker naming the lines cut; the answer is then not complete and says how
         to see the rest."""
-        from navigator.show import WINDOW_LINES, innermost, line_count, trim
+        from navigator.show import Span, read_sources, span_at
 
         started = time.perf_counter()
         target = checks.target(target)
         max_lines = checks.count(max_lines, what="max_lines", high=10_000)
         limit = checks.count(limit, what="limit", high=100)
         store = self._fresh()
-        spans: list[tuple[str, int, int, SymbolRow | None]] = []  # path, first, last, definition
         more = 0
         pos = _PATH_LINE.match(target)
         if pos is not None and ("/" in pos["path"] or "." in pos["path"] or (self.root / pos["path"]).is_file()):
-            rel = self.relpath(pos["path"])
-            line = int(pos["line"])
-            text = read_text_inside(self.root, rel)
-            if text is not None and line > line_count(text):
-                raise UsageError(
-                    f"line {line} is past the end of `{shorten(rel)}` ({line_count(text)} lines); e.g. `{shorten(rel)}:1`"
-                )
-            rows = store.symbols_in_file(rel)
-            spans_in = [(r.definition.span.start_line, r.definition.span.end_line, i) for i, r in enumerate(rows)]
-            at = innermost(spans_in, line)
-            if at is not None:
-                d = rows[at].definition
-                spans.append((rel, d.span.start_line, d.span.end_line, rows[at]))
-            else:
-                spans.append((rel, max(1, line - WINDOW_LINES // 2), line + WINDOW_LINES // 2, None))
+            spans = [span_at(self.root, store, self.relpath(pos["path"]), int(pos["line"]))]
         else:
             rows = symbol_table.resolve(store, target)
             if not rows:
                 raise SymbolNotFoundError(target, self.suggestions(target), note=_index_caveat(self._notes()))
             more = max(0, len(rows) - limit)
-            spans += [(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r) for r in rows[:limit]]
-        items: list[Source] = []
-        missing: list[str] = []
-        cut = 0
-        for rel, first, last, row in spans:
-            text = read_text_inside(self.root, rel)
-            if text is None:
-                missing.append(rel)
-                continue
-            lines = text.split("\n")
-            last = min(last, len(lines))
-            piece = trim([ln.rstrip("\r") for ln in lines[first - 1 : last]], first, max_lines)
-            cut += piece.cut is not None
-            defn = row.definition if row is not None else None
-            items.append(
-                Source(
-                    path=rel,
-                    start_line=first,
-                    end_line=last,
-                    text=piece.text,
-                    symbol=defn.qualified_name if defn else None,
-                    kind=defn.kind if defn else None,
-                    signature=defn.signature if defn else None,
-                    cut=piece.cut,
-                )
-            )
+            spans = [Span(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r.definition) for r in rows[:limit]]
+        read = read_sources(self.root, spans, max_lines)
+        items, cut, missing = read.items, read.cut, read.missing
         reasons = []
         if cut:
             reasons.append(f"{cut} of {len(items)} trimmed to {max_lines} lines: ask with a larger max_lines, or `path:line` inside the cut")
@@ -679,7 +649,7 @@ class Navigator:
         if caveat:
             reasons.append(caveat)
         return Response(
-            items=tuple(items),
+            items=items,
             complete=not reasons,
             reason="; ".join(reasons) or None,
             source="index",
