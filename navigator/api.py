@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from navigator import checks, symbol_table
 from navigator.calls import Calls
 from navigator.config import Config, load_config
-from navigator.confine import confine
+from navigator.confine import root_relative
 from navigator.index_handle import IndexHandle
 from navigator.indexer import ProgressFn, stale_count, unparsed_note
 from navigator.results import (
@@ -62,11 +62,9 @@ if TYPE_CHECKING:
     from navigator.verbs import Verbs
     from semantic.embed import Embedder
 from storage.errors import (
-    FileNotInIndexError,
     IndexDamagedError,
     IndexIOError,
     NavError,
-    OutsideRootError,
     SymbolNotFoundError,
     UsageError,
     shorten,
@@ -339,27 +337,7 @@ class Navigator:
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
-        p = Path(checks.path(path))
-        try:
-            if p.is_absolute():
-                return confine(self.root, p)  # `..` and symlinks resolved: the one check
-            refused: list[tuple[Path, OutsideRootError]] = []
-            for cand in (Path.cwd() / p, self.root / p):
-                try:
-                    rel = confine(self.root, cand, given_as=path)
-                except OutsideRootError as exc:
-                    refused.append((cand, exc))
-                    continue
-                if (self.root / rel).exists():
-                    return rel
-            for cand, refusal in refused:
-                if cand == self.root / p or cand.exists():  # escapes from the root, or names a real file
-                    raise refusal
-        except OSError as exc:  # e.g. a name longer than the file system allows
-            raise FileNotInIndexError(f"no file `{shorten(path)}` under {self.root}: {exc.strerror}") from None
-        raise FileNotInIndexError(
-            f"no file `{shorten(path)}` under {self.root}; check the path (relative to the root or cwd)"
-        )
+        return root_relative(self.root, checks.path(path))
 
     # -- search ----------------------------------------------------------------------------
 
