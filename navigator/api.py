@@ -572,7 +572,7 @@ class Navigator:
 
     def doctor(self) -> Response[Availability]:
         """Per language: server found?, version, and the command that installs what is missing."""
-        from navigator.exact import doctor
+        from navigator.doctor import doctor
 
         return doctor()
 

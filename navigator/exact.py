@@ -31,12 +31,10 @@ from lsp.pool import LanguageServers, Location, LspAnswer, Operation, Position, 
 from lsp.positions import from_lsp, to_lsp
 from lsp.registry import (
     SERVERS,
-    UNAVAILABLE,
     Availability,
     available_definition,
-    definitions_for,
-    install_command,
 )
+from navigator.doctor import doctor
 from navigator.exact_targets import (
     IDENT,
     Files,
@@ -73,8 +71,6 @@ _Files = Files
 DEFAULT_DEADLINE_S = 30.0
 """Covers a cold start on a large repository (basedpyright on Django: ~5 s to a first
 complete answer, FINDINGS.md); a warm query takes tens of milliseconds."""
-
-DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "java", "rust")
 
 _DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
 """Languages whose uses servers often cannot resolve: references, callers and
@@ -537,49 +533,6 @@ class ExactNavigator:
                     continue
                 out.append(hit)
         return "syntax", out
-
-
-def doctor_language(language: str) -> Availability:
-    if language not in SERVERS:
-        return Availability(
-            language=language, server=None, found=False,
-            reason=UNAVAILABLE.get(language, f"no language server configured for {language}"),
-        )  # fmt: skip
-    preferred = definitions_for(language)
-    for index, definition in enumerate(preferred):
-        binary = definition.locate()
-        if binary is None:
-            continue
-        reason = definition.caveat(binary)
-        if index > 0:
-            reason = (
-                f"{preferred[0].name} not found; using {definition.name}"
-                + (" (its references stop after 30 files)" if definition.name == "jedi-language-server" else "")
-            )
-        return Availability(
-            language=language,
-            server=definition.name,
-            found=True,
-            path=binary,
-            version=definition.version(binary),
-            reason=reason,
-            install=preferred[0].install if index > 0 else None,
-        )
-    return Availability(
-        language=language,
-        server=preferred[0].name,
-        found=False,
-        reason=preferred[0].missing(),
-        install=install_command(language),
-    )
-
-
-def doctor() -> Response[Availability]:
-    """``nav doctor`` without a root."""
-    items = tuple(doctor_language(lang) for lang in DOCTOR_LANGUAGES)
-    missing = [a.language for a in items if not a.found]
-    return Response(items=items, complete=not missing,
-                    reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
 
 
 def _bom_is_text(language: str, server: str | None = None) -> bool:
