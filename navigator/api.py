@@ -22,20 +22,19 @@ language servers (:mod:`navigator.exact`) and the team store (:mod:`navigator.te
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from navigator import checks, symbol_table
 from navigator.calls import Calls
 from navigator.config import Config, load_config
 from navigator.confine import root_relative
-from navigator.index_handle import IndexHandle
+from navigator.index_handle import IndexHandle, heals_damage
 from navigator.indexer import ProgressFn, stale_count, unparsed_note
 from navigator.results import (
     Found,
@@ -62,8 +61,6 @@ if TYPE_CHECKING:
     from navigator.verbs import Verbs
     from semantic.embed import Embedder
 from storage.errors import (
-    IndexDamagedError,
-    IndexIOError,
     NavError,
     SymbolNotFoundError,
     UsageError,
@@ -78,37 +75,6 @@ log = logging.getLogger(__name__)
 
 def _check_name(name: object) -> str:
     return checks.name(name)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _heals_damage(fn: F) -> F:
-    """A query that meets a disk I/O error or what looks like damage closes this process's
-    connections to the index and answers once more from it, reopened; only an index that SQLite's
-    ``integrity_check`` finds damaged is rebuilt (keeping what reads cleanly), and the answer's
-    notes say so. A read-only index, or one that fails again, raises the clear error."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
-        handle = self._handle
-        with self._calls.call():
-            generation = handle.generation
-            try:
-                return fn(self, *args, **kwargs)
-            except (IndexDamagedError, IndexIOError) as exc:
-                if handle.thread.healing:
-                    raise
-                handle.thread.healing = True
-                try:
-                    # another thread already reopened the index under this call: just ask again
-                    if generation == handle.generation and not handle.recover(exc):
-                        raise
-                    return fn(self, *args, **kwargs)
-                finally:
-                    handle.thread.healing = False
-
-    return wrapper  # type: ignore[return-value]
 
 
 class Navigator:
@@ -226,7 +192,7 @@ class Navigator:
         unfinished (``stale=False``: not whether it was brought up to date)."""
         return self._handle.notes(stale=stale)
 
-    @_heals_damage
+    @heals_damage
     def status(self) -> Status:
         """What is indexed, and how much of the working tree has changed since."""
         if not self.index_path.exists():
@@ -277,7 +243,7 @@ class Navigator:
         """Close symbol names, each with where it is defined: "`createSalesOrder` (src/orders.py:41)"."""
         return symbol_table.suggestions(self.store, name, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def definitions(self, name: str, *, all_repos: bool = False, store: str | None = None) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
@@ -307,7 +273,7 @@ class Navigator:
             notes=notes,
         )
 
-    @_heals_damage
+    @heals_damage
     def symbols(
         self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
     ) -> Response[Symbol]:
@@ -345,7 +311,7 @@ class Navigator:
         """This thread's search service; all threads share one model and one vector index."""
         return self._handle.searcher()
 
-    @_heals_damage
+    @heals_damage
     def search(
         self,
         text: str,
@@ -414,7 +380,7 @@ class Navigator:
             self._teams[key] = team  # most recently asked last
             return team
 
-    @_heals_damage
+    @heals_damage
     def embed(
         self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64
     ) -> SyncReport:
@@ -433,7 +399,7 @@ class Navigator:
         needs it); True when one was loaded. The daemon calls it when idle."""
         return self._handle.release_model()
 
-    @_heals_damage
+    @heals_damage
     def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
         """Answer anything: a name goes to the exact leg, a ``path:line:col`` to the position,
         prose to search, and prose naming identifiers to both, fused by RRF (k = 60).
@@ -449,7 +415,7 @@ class Navigator:
         with self._handle.refreshed_once(refresh=self.refresh, lock_wait_s=self.lock_wait_s):
             return run_query(self, text, limit=limit, deadline_s=deadline_s)
 
-    @_heals_damage
+    @heals_damage
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
         tokens = checks.count(tokens, what="tokens", low=16, high=1_000_000)
@@ -470,31 +436,31 @@ class Navigator:
                 self._exact = exact
             return exact
 
-    @_heals_damage
+    @heals_damage
     def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
         """Where ``target`` (a name or ``path:line:col``) is defined, as its language server says."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
         return self.exact.definition(target, deadline_s=deadline_s)
 
-    @_heals_damage
+    @heals_damage
     def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Every reference to ``target`` (name or ``path:line:col``), definitions marked."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.references(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Call sites of ``target`` (LSP incoming calls)."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callers(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def implementations(
         self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
     ) -> Response[Hit]:
@@ -502,7 +468,7 @@ class Navigator:
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
         """The language server's hover text (signature, type, docs) for ``target``."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
@@ -576,7 +542,7 @@ class Navigator:
 
         return doctor()
 
-    @_heals_damage
+    @heals_damage
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""
         started = time.perf_counter()
@@ -589,7 +555,7 @@ class Navigator:
             notes=self._notes(),
         )
 
-    @_heals_damage
+    @heals_damage
     def show(self, target: str, *, max_lines: int = 200, limit: int = 5) -> Response[Source]:
         """The source of a definition: ``target`` is a name, a qualified name (every definition
         when ambiguous, at most ``limit``) or ``path:line`` (the innermost definition around that

@@ -6,19 +6,21 @@ the grep index, the flags of the call in progress), all dropped together when th
 are closed to take a fresh look at the file. It runs the index updates (under the index lock),
 checks integrity after a run, recovers from disk errors and damage (reopen first; rebuild,
 keeping what reads cleanly, only when SQLite's ``integrity_check`` says so), brings the index up
-to date before a query (freshness), and says what an answer must note about the index (stale,
-rebuilt, unfinished). The verbs and their ranking live elsewhere: this is the index's lifecycle.
+to date before a query (freshness), says what an answer must note about the index (stale,
+rebuilt, unfinished), and runs a verb again after recovering (:func:`heals_damage`). The verbs
+and their ranking live elsewhere: this is the index's lifecycle.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from navigator.calls import Calls
 from navigator.config import Config
@@ -373,6 +375,46 @@ class IndexHandle:
             "the index is unfinished: its last run stopped before the end (killed?), so files may be "
             "missing; run `nav index` to complete it"
         )
+
+
+class OnIndex(Protocol):
+    """What :func:`heals_damage` needs of the object whose methods it wraps (the facade)."""
+
+    @property
+    def _handle(self) -> IndexHandle: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def heals_damage(fn: F) -> F:
+    """A verb of an object holding an :class:`IndexHandle` (``self._handle``), run as one call
+    (:class:`navigator.calls.Call`). A query that meets a disk I/O error or what looks like
+    damage closes this process's connections to the index and answers once more from it,
+    reopened; only an index that SQLite's ``integrity_check`` finds damaged is rebuilt (keeping
+    what reads cleanly), and the answer's notes say so. A read-only index, or one that fails
+    again, raises the clear error."""
+
+    @functools.wraps(fn)
+    def wrapper(self: OnIndex, *args: Any, **kwargs: Any) -> Any:
+        handle = self._handle
+        with handle.calls.call():
+            generation = handle.generation
+            try:
+                return fn(self, *args, **kwargs)
+            except (IndexDamagedError, IndexIOError) as exc:
+                if handle.thread.healing:
+                    raise
+                handle.thread.healing = True
+                try:
+                    # another thread already reopened the index under this call: just ask again
+                    if generation == handle.generation and not handle.recover(exc):
+                        raise
+                    return fn(self, *args, **kwargs)
+                finally:
+                    handle.thread.healing = False
+
+    return wrapper  # type: ignore[return-value]  # wraps preserves fn's signature; mypy cannot see it
 
 
 def _chunk_ok(text: str, content_hash: str) -> bool:
