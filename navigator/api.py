@@ -11,34 +11,36 @@ failure is a :class:`navigator.errors.NavError` whose message names the bad valu
 Queries first bring the index up to date with the working tree (a stat walk when
 nothing changed), so an answer never points at code that is no longer there;
 pass ``refresh=False`` to the constructor to skip that.
+
+``Navigator`` checks each verb's input, then composes the parts that answer it: the index's
+connections, updates and recovery (:mod:`navigator.index_handle`), the per-call notes
+(:mod:`navigator.calls`), the symbol table's ranking (:mod:`navigator.symbol_table`,
+:mod:`navigator.show`), search (:mod:`navigator.search`), grep (:mod:`navigator.grep`), the
+language servers (:mod:`navigator.exact`) and the team store (:mod:`navigator.team`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import functools
 import logging
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
-from navigator import checks
+from navigator import checks, symbol_table
+from navigator.calls import Calls
 from navigator.config import Config, load_config
-from navigator.confine import confine, read_text_inside
-from navigator.indexer import ProgressFn, index_root, stale_count, unparsed_note
-from navigator.paths import ensure_nav_dir, open_private
+from navigator.confine import root_relative
+from navigator.index_handle import IndexHandle, heals_damage
+from navigator.indexer import ProgressFn, stale_count, unparsed_note
 from navigator.results import (
     Found,
     GrepHit,
     HoverInfo,
     IndexReport,
-    MapEntry,
     OutlineEntry,
     RepoMap,
     Response,
@@ -48,7 +50,7 @@ from navigator.results import (
     Symbol,
 )
 from navigator.walk import WalkOptions
-from storage.db import Store, SymbolRow, integrity, rebuild_database
+from storage.db import Store, SymbolRow
 
 if TYPE_CHECKING:
     from lsp.registry import Availability
@@ -59,16 +61,7 @@ if TYPE_CHECKING:
     from navigator.verbs import Verbs
     from semantic.embed import Embedder
 from storage.errors import (
-    FileNotInIndexError,
-    IndexBusyError,
-    IndexDamagedError,
-    IndexIOError,
-    IndexReadOnlyError,
     NavError,
-    NotIndexedError,
-    OutsideRootError,
-    StorageError,
-    StorageFullError,
     SymbolNotFoundError,
     UsageError,
     shorten,
@@ -78,84 +71,10 @@ NAV_DIR = ".nav"
 MAX_TEAM_STORES = 4
 """Team store connections one Navigator keeps open (a daemon serving callers that name several)."""
 log = logging.getLogger(__name__)
-_KIND_WEIGHT = {
-    "class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 1,
-    "function": 1, "method": 2, "constant": 2, "module": 3, "field": 4,
-}  # fmt: skip
-
-
-def to_symbol(row: SymbolRow) -> Symbol:
-    d = row.definition
-    return Symbol(
-        name=d.name,
-        qualified_name=d.qualified_name,
-        kind=d.kind,
-        path=d.path,
-        line=d.name_span.start_line,
-        col=d.name_span.start_col,
-        end_line=d.span.end_line,
-        end_col=d.span.end_col,
-        signature=d.signature,
-        language=d.language,
-        container=d.container,
-        docstring=d.docstring,
-    )
-
-
-def module_path(path: str) -> str:
-    """``src/pkg/orders.py`` -> ``pkg.orders``; ``pkg/__init__.py`` -> ``pkg``."""
-    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] in ("__init__", "index", "mod"):
-        parts = parts[:-1]
-    if parts and parts[0] in ("src", "lib"):
-        parts = parts[1:]
-    return ".".join(parts)
 
 
 def _check_name(name: object) -> str:
     return checks.name(name)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _heals_damage(fn: F) -> F:
-    """A query that meets a disk I/O error or what looks like damage closes this process's
-    connections to the index and answers once more from it, reopened; only an index that SQLite's
-    ``integrity_check`` finds damaged is rebuilt (keeping what reads cleanly), and the answer's
-    notes say so. A read-only index, or one that fails again, raises the clear error."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Navigator, *args: Any, **kwargs: Any) -> Any:
-        with self._call():
-            generation = self._generation
-            try:
-                return fn(self, *args, **kwargs)
-            except (IndexDamagedError, IndexIOError) as exc:
-                if getattr(self._local, "healing", False):
-                    raise
-                self._local.healing = True
-                try:
-                    # another thread already reopened the index under this call: just ask again
-                    if generation == self._generation and not self._recover(exc):
-                        raise
-                    return fn(self, *args, **kwargs)
-                finally:
-                    self._local.healing = False
-
-    return wrapper  # type: ignore[return-value]
-
-
-@dataclasses.dataclass
-class _Call:
-    """What one call of a verb (with the verbs it runs inside it) must say about the index it
-    answered from. Each call has its own, so no other thread's call can clear it."""
-
-    stale: str | None = None
-    """Why the index may be behind the files (another process updating it, a read-only index)."""
-    rebuilt: list[str] = dataclasses.field(default_factory=list)
-    """The damaged index this call found was rebuilt: what was kept."""
 
 
 class Navigator:
@@ -187,21 +106,16 @@ class Navigator:
         self.index_path = self.nav_dir / "index.db"
         self.config = config if config is not None else load_config(self.root)
         self.refresh = refresh
-        self._local = threading.local()
-        self._stores: list[Store] = []
-        self._generation = 0
-        """How many times this process's connections were all closed to reopen the index."""
-        self._lock = threading.RLock()
+        self._calls = Calls()
+        """Each thread's verb call in progress: its notes travel in its answer."""
+        self._handle = IndexHandle(self.root, self.nav_dir, self.config, self._calls, embedder=embedder)
+        """The index's connections, updates and recovery (:mod:`navigator.index_handle`)."""
+        self._lock = self._handle.lock
         self._exact: ExactNavigator | None = None
         self.lock_wait_s = 2.0
         """How long a query waits for another process's index run before answering without it."""
-        self.index_error: str | None = None
-        """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
-        self._calls = threading.local()
-        """Each thread's verb call in progress (:class:`_Call`): its notes travel in its answer."""
-        self._rebuilt_outside: list[str] = []
-        """Rebuilds no call asked for (the index opened outside a verb): the next answer says them."""
-        self._embedder = embedder
+        self._grep_synced = False
+        """A grep walked the tree once in this process (with refresh off, later ones trust the index)."""
         self.store_url = store_url
         self._teams: dict[str, TeamStore] = {}
         """Open team stores by URL, least recently asked first."""
@@ -219,140 +133,24 @@ class Navigator:
         opened empty, so the next index run rebuilds it; the answers say so. An index another
         process rebuilt is reopened.
         """
-        store: Store | None = getattr(self._local, "store", None)
-        if store is not None and store.replaced():
-            self._drop_store(store)
-            store = None
-        if store is None:
-            with self._lock:
-                store = self._open_store()
-                self._local.store = store
-                self._stores.append(store)
-        return store
+        return self._handle.store
 
-    def _open_store(self) -> Store:
-        try:
-            ensure_nav_dir(self.nav_dir)  # 0700, never a symlink or someone else's folder
-            ignore = self.nav_dir / ".gitignore"
-            if not ignore.exists() and os.access(self.nav_dir, os.W_OK):
-                with os.fdopen(open_private(ignore, os.O_WRONLY), "w", encoding="utf-8") as fh:
-                    fh.write("# nav's index; safe to delete\n*\n")
-        except OSError as exc:
-            raise StorageError(
-                f"cannot create the index folder {self.nav_dir}: {exc.strerror or exc}; "
-                "make the repository writable, or index it with `Navigator(root, index_dir=...)`"
-            ) from exc
-        try:
-            return Store(self.index_path)  # 0600 (Store sees to it): it holds copies of the code
-        except IndexDamagedError as exc:
-            if not os.access(self.nav_dir, os.W_OK):
-                raise
-            # Another thread's connection may hold a stale view of the file: look afresh first.
-            self._close_stores()
-            try:
-                return Store(self.index_path)
-            except IndexDamagedError:
-                pass
-            self._rebuild(_cause(exc))
-            return Store(self.index_path)
-
-    def _drop_store(self, store: Store) -> None:
-        with self._lock:
-            store.close()
-            if store in self._stores:
-                self._stores.remove(store)
-            self._local.store = None
-
-    def _close_stores(self) -> None:
-        """Close every connection this process holds to the index, in every thread: SQLite shares
-        one view of a file (its locks, its WAL index) among a process's connections, so a fresh
-        look at the file needs them all gone. Threads reopen on their next use."""
-        with self._lock:
-            self._generation += 1
-            for store in self._stores:
-                store.close()
-            self._stores.clear()
-            self._local = threading.local()
-
-    def _recover(self, exc: StorageError) -> bool:
-        """After a disk I/O error or signs of damage: reopen the index, and rebuild it only when
-        SQLite's ``integrity_check`` of the file says it is damaged. True when the caller should
-        try again (from the reopened or rebuilt index); False when nothing can be done here."""
-        log.warning("%s; closing this process's connections to the index and reopening it", exc)
-        self._close_stores()
-        try:
-            problem = integrity(self.index_path)
-        except StorageError as again:
-            log.warning("the index at %s cannot be checked: %s", self.index_path, again)
-            return False
-        if problem is None:
-            return True  # the file is sound: the error was this process's view of it
-        if not os.access(self.nav_dir, os.W_OK):
-            return False
-        self._rebuild(problem)
-        self._update(lock_wait_s=30.0)
-        return True
-
-    def _rebuild(self, why: str) -> None:
-        """Replace a damaged index by a new one with what still reads cleanly (the cached vectors
-        at least); the next index run fills in the rest. Said in the next answer's notes."""
-        from navigator.indexer import index_lock
-
-        log.warning("the index at %s is damaged (%s); rebuilding it", self.index_path, why)
-        with self._lock, index_lock(self.nav_dir, timeout_s=30.0):
-            self._close_stores()
-            self._first_searcher: SemanticSearch | None = None  # vectors keyed by the old chunk ids
-            salvage = rebuild_database(self.index_path, chunk_ok=_chunk_ok)
-        note = f"the index was damaged ({why}) and has been rebuilt: {salvage.describe()}"
-        call = self._current_call()
-        if call is not None:
-            call.rebuilt.append(note)
-        else:
-            with self._lock:
-                self._rebuilt_outside.append(note)
-
-    @contextmanager
-    def _call(self) -> Iterator[_Call]:
-        """This thread's verb call: a new one, or the one a compound verb (``query``) runs in."""
-        current = self._current_call()
-        if current is not None:
-            yield current
-            return
-        current = self._calls.current = _Call()
-        try:
-            yield current
-        finally:
-            self._calls.current = None
-
-    def _current_call(self) -> _Call | None:
-        call: _Call | None = getattr(self._calls, "current", None)
-        return call
-
-    def _rebuilt_notes(self, call: _Call) -> list[str]:
-        """The rebuilds this call must report: its own, and any that no call has reported yet
-        (taken by this one, so each is said once)."""
-        if self._rebuilt_outside:
-            with self._lock:
-                call.rebuilt += self._rebuilt_outside
-                self._rebuilt_outside = []
-        return call.rebuilt
+    @property
+    def index_error(self) -> str | None:
+        """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
+        return self._handle.index_error
 
     def close(self) -> None:
         with self._lock:
-            exact = getattr(self, "_exact", None)
+            exact = self._exact
             if exact is not None:
                 exact.close()
                 self._exact = None
-            teams = getattr(self, "_teams", {})
+            teams = self._teams
             for team in teams.values():
                 team.close()
             teams.clear()
-            for store in self._stores:
-                store.close()
-            self._stores.clear()
-            for grep in self.__dict__.pop("_greps", []):
-                grep.close()
-            self._local = threading.local()
+            self._handle.close()
 
     def __enter__(self) -> Navigator:
         return self
@@ -362,10 +160,7 @@ class Navigator:
 
     @property
     def walk_options(self) -> WalkOptions:
-        c = self.config.index
-        return WalkOptions(
-            max_file_bytes=c.max_file_bytes, extra_ignores=c.ignore, include_secrets=c.include_secrets
-        )
+        return self._handle.walk_options
 
     # -- indexing --------------------------------------------------------------------------
 
@@ -381,100 +176,23 @@ class Navigator:
         ``only``: root-relative paths known to have changed (e.g. from a file watcher); just
         those are checked, without walking the tree.
         """
-        with self._call() as call:
-            report = self._index(progress=progress, workers=workers, only=only)
-            rebuilt = self._rebuilt_notes(call)
+        workers = checks.optional_count(workers, what="workers", high=64)
+        with self._calls.call() as call:
+            report = self._handle.index(progress=progress, workers=workers, only=only)
+            rebuilt = self._calls.rebuilt_notes(call)
         return dataclasses.replace(report, notes=(*report.notes, *rebuilt)) if rebuilt else report
 
-    def _index(
-        self, *, progress: ProgressFn | None, workers: int | None, only: Sequence[str] | None
-    ) -> IndexReport:
-        workers = checks.optional_count(workers, what="workers", high=64)
-        options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}
-        try:
-            report = self._update(lock_wait_s=30.0, **options)
-            problem = None if only else self.store.integrity_problem()
-        except (IndexDamagedError, IndexIOError) as exc:
-            problem = f"{exc}"
-        if problem is not None:
-            # never report success over a damaged file; but a look from this process alone comes
-            # first: only SQLite's integrity_check of the file, reopened, decides it is damaged
-            log.warning("%s: the index at %s looks damaged or unreadable; reopening it", problem, self.index_path)
-            self._close_stores()
-            found = integrity(self.index_path)
-            if found is not None:
-                self._rebuild(found)
-                options = {**options, "only": None}
-            report = self._update(lock_wait_s=30.0, **options)
-            problem = self.store.integrity_problem()
-            if problem is not None:
-                done = "was rebuilt and" if found is not None else "was reopened and"
-                raise IndexDamagedError(
-                    f"the index at {self.index_path} {done} is still damaged ({problem}); "
-                    "the disk may be failing: check it, or index elsewhere with `Navigator(root, index_dir=...)`"
-                )
-        return report
-
-    def _update(self, *, lock_wait_s: float, **options: Any) -> IndexReport:
-        """One incremental index run under the index lock (IndexBusyError after ``lock_wait_s``).
-
-        A run that fails is remembered (:attr:`index_error`) so later answers say they may be stale.
-        """
-        from navigator.indexer import index_lock
-
-        store = self.store
-        if store.read_only:
-            raise IndexReadOnlyError(
-                f"the index at {self.index_path} is read-only, so it cannot be updated; queries answer "
-                f"from it as it is; make {self.nav_dir} writable and run `nav index`"
-            )
-        try:
-            with self._lock, index_lock(self.nav_dir, timeout_s=lock_wait_s):
-                report = index_root(
-                    self.root,
-                    store,
-                    walk_options=self.walk_options,
-                    chunk_budget=self.config.index.chunk_budget,
-                    **options,
-                )
-        except IndexBusyError:
-            raise
-        except NavError as exc:
-            self.index_error = str(exc)
-            raise
-        self.index_error = None
-        return report
-
     def _fresh(self) -> Store:
-        """The store, brought up to date first unless refresh is off.
+        """The store, brought up to date first unless refresh is off; the call's notes say
+        when it could not be (:meth:`navigator.index_handle.IndexHandle.fresh`)."""
+        return self._handle.fresh(refresh=self.refresh, lock_wait_s=self.lock_wait_s)
 
-        When another process holds the index lock (a long ``nav index`` elsewhere), the
-        query does not wait for it: it answers from the index as it is, and the call's
-        answer says so (:meth:`_notes`).
-        """
-        store = self.store
-        if self.refresh and not getattr(self._local, "refreshed_for_call", False):
-            stale: str | None = None
-            try:
-                self._update(lock_wait_s=self.lock_wait_s)
-            except IndexBusyError:
-                stale = "another process is updating the index; this answer may miss its latest changes"
-            except IndexReadOnlyError:
-                stale = (
-                    f"the index at {self.index_path} is read-only: this answer comes from it as it is "
-                    "and may miss later changes to the files"
-                )
-            except (StorageFullError, IndexDamagedError):
-                pass  # remembered in index_error; the answer's notes say the index may be stale
-            call = self._current_call()
-            if call is not None:
-                call.stale = stale
-            store = self.store  # reopened if the update rebuilt it
-        if not self.refresh and not store.has_files():
-            raise NotIndexedError(f"{self.root} has no index yet; run `nav index {self.root}`")
-        return store
+    def _notes(self, *, stale: bool = True) -> tuple[str, ...]:
+        """What this call's answer must say about the index it came from: stale, rebuilt,
+        unfinished (``stale=False``: not whether it was brought up to date)."""
+        return self._handle.notes(stale=stale)
 
-    @_heals_damage
+    @heals_damage
     def status(self) -> Status:
         """What is indexed, and how much of the working tree has changed since."""
         if not self.index_path.exists():
@@ -519,52 +237,13 @@ class Navigator:
         """Definitions a name can mean: exact name, qualified suffix, or module-qualified path."""
         name = _check_name(name)
         store = self._fresh()
-        return self._resolve_in(store, name)
-
-    def _resolve_in(self, store: Store, name: str) -> list[SymbolRow]:
-        dotted = name.replace("::", ".").replace("#", ".")
-        if "." not in dotted:
-            return store.symbols_by_name(dotted)
-        rows = store.symbols_by_qualified_suffix(dotted)
-        if rows:
-            return rows
-        # `pkg.module.func` or `module.Class.method`: match module path + qualified name
-        last = dotted.rsplit(".", 1)[-1]
-        out = []
-        for row in store.symbols_by_name(last):
-            full = module_path(row.definition.path) + "." + row.definition.qualified_name
-            # the root may sit inside the package (`click/` indexed on its own): allow extra leading parts
-            if full == dotted or full.endswith("." + dotted) or dotted.endswith("." + full):
-                out.append(row)
-        return out
+        return symbol_table.resolve(store, name)
 
     def suggestions(self, name: str, *, limit: int = 5) -> list[str]:
         """Close symbol names, each with where it is defined: "`createSalesOrder` (src/orders.py:41)"."""
-        store = self.store
-        last = name.replace("::", ".").rsplit(".", 1)[-1]
-        names = store.symbol_names()
-        lowered = {n.lower(): n for n in names}
-        picks: list[str] = []
-        if last.lower() in lowered and lowered[last.lower()] != last:
-            picks.append(lowered[last.lower()])
-        picks += difflib.get_close_matches(last, names, n=limit, cutoff=0.6)
-        low = last.lower()
-        if len(picks) < limit and len(low) >= 3:
-            picks += sorted((n for n in names if low in n.lower()), key=len)[:limit]
-        out: list[str] = []
-        seen: set[str] = set()
-        for pick in picks:
-            if pick in seen:
-                continue
-            seen.add(pick)
-            rows = store.symbols_by_name(pick)
-            where = f" ({rows[0].definition.path}:{rows[0].definition.name_span.start_line})" if rows else ""
-            out.append(f"`{pick}`{where}")
-            if len(out) >= limit:
-                break
-        return out
+        return symbol_table.suggestions(self.store, name, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def definitions(self, name: str, *, all_repos: bool = False, store: str | None = None) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
@@ -583,7 +262,7 @@ class Navigator:
         notes = self._notes()
         if not rows:
             raise SymbolNotFoundError(name, self.suggestions(name), note=_index_caveat(notes))
-        items = tuple(to_symbol(r) for r in rows)
+        items = tuple(symbol_table.to_symbol(r) for r in rows)
         caveat = _index_caveat(notes)
         return Response(
             items=items,
@@ -594,7 +273,7 @@ class Navigator:
             notes=notes,
         )
 
-    @_heals_damage
+    @heals_damage
     def symbols(
         self, pattern: str, *, limit: int = 50, kinds: tuple[str, ...] | None = None
     ) -> Response[Symbol]:
@@ -604,59 +283,11 @@ class Navigator:
         kinds = tuple(checks.strings(kinds, what="kinds", each="a kind such as `function`") or ()) or None
         started = time.perf_counter()
         store = self._fresh()
-        pat = pattern.strip()
-        low = pat.lower()
-        from storage.tokens import fts_query, split_identifier
-
-        pat_words = [w for part in pat.split() for w in split_identifier(part)]
-
-        candidates: dict[int, SymbolRow] = {}
-        for row in store.symbols_like(pat, limit=5000):
-            candidates[row.id] = row
-        for row in store.symbols_fts(fts_query(pat, mode="AND"), limit=500):
-            candidates.setdefault(row.id, row)
-        if len(candidates) < limit:
-            names = store.symbol_names()
-            close = set(difflib.get_close_matches(pat, names, n=limit, cutoff=0.6))
-            close |= {n for n in names if _subsequence(low, n.lower())}
-            for n in list(close)[:2000]:
-                for row in store.symbols_by_name(n):
-                    candidates.setdefault(row.id, row)
-
-        def rank(row: SymbolRow) -> tuple[Any, ...]:
-            d = row.definition
-            name, qn = d.name, d.qualified_name
-            if name == pat or qn == pat:
-                tier = 0
-            elif name.lower() == low or qn.lower() == low:
-                tier = 1
-            elif name.lower().startswith(low):
-                tier = 2
-            elif low in name.lower():
-                tier = 3
-            elif low in qn.lower():
-                tier = 4
-            elif _subsequence(low, name.lower()):
-                tier = 6
-            else:
-                tier = 5  # word match through FTS or a close spelling
-            words = set(split_identifier(qn.replace(".", "_")))
-            covered = sum(1 for w in pat_words if any(x.startswith(w) for x in words))
-            return (
-                tier,
-                -covered,
-                _KIND_WEIGHT.get(d.kind, 5),
-                len(name),
-                d.path.count("/"),
-                d.path,
-                d.span.start_line,
-            )
-
-        ranked = sorted(candidates.values(), key=rank)
+        ranked = symbol_table.ranked_symbols(store, pattern, limit=limit)
         if kinds:
             ranked = [r for r in ranked if r.definition.kind in kinds]
         complete = len(ranked) <= limit
-        items = tuple(to_symbol(r) for r in ranked[:limit])
+        items = tuple(symbol_table.to_symbol(r) for r in ranked[:limit])
         return Response(
             items=items,
             complete=complete,
@@ -666,88 +297,21 @@ class Navigator:
             notes=self._notes(),
         )
 
-    def _notes(self, *, stale: bool = True) -> tuple[str, ...]:
-        """What this call's answer must say about the index it came from: stale, rebuilt,
-        unfinished (``stale=False``: not whether it was brought up to date)."""
-        notes: list[str] = []
-        call = self._current_call()
-        if call is not None:
-            if stale and call.stale:
-                notes.append(call.stale)
-            notes += self._rebuilt_notes(call)
-        if self.index_error:
-            notes.append(f"the last index update failed, so answers may be stale: {self.index_error}")
-        unfinished = self.unfinished_note()
-        if unfinished:
-            notes.append(unfinished)
-        return tuple(notes)
-
     def unfinished_note(self) -> str | None:
         """Says so when the index was never completed (a killed first run) or is being built."""
-        try:
-            state = self.store.get_meta("last_run_state")
-        except StorageError:
-            return None
-        if state != "running":
-            return None
-        from navigator.indexer import index_lock
-
-        try:
-            with index_lock(self.nav_dir, timeout_s=0.0):
-                pass
-        except IndexBusyError:
-            return "the index is being updated right now; answers may miss files it has not reached yet"
-        except OSError:
-            pass
-        return (
-            "the index is unfinished: its last run stopped before the end (killed?), so files may be "
-            "missing; run `nav index` to complete it"
-        )
+        return self._handle.unfinished_note()
 
     def relpath(self, path: str | os.PathLike[str]) -> str:
         """A root-relative POSIX path for a path given absolute or relative to cwd or root."""
-        p = Path(checks.path(path))
-        try:
-            if p.is_absolute():
-                return confine(self.root, p)  # `..` and symlinks resolved: the one check
-            refused: list[tuple[Path, OutsideRootError]] = []
-            for cand in (Path.cwd() / p, self.root / p):
-                try:
-                    rel = confine(self.root, cand, given_as=path)
-                except OutsideRootError as exc:
-                    refused.append((cand, exc))
-                    continue
-                if (self.root / rel).exists():
-                    return rel
-            for cand, refusal in refused:
-                if cand == self.root / p or cand.exists():  # escapes from the root, or names a real file
-                    raise refusal
-        except OSError as exc:  # e.g. a name longer than the file system allows
-            raise FileNotInIndexError(f"no file `{shorten(path)}` under {self.root}: {exc.strerror}") from None
-        raise FileNotInIndexError(
-            f"no file `{shorten(path)}` under {self.root}; check the path (relative to the root or cwd)"
-        )
+        return root_relative(self.root, checks.path(path))
 
     # -- search ----------------------------------------------------------------------------
 
     def _searcher(self) -> SemanticSearch:
         """This thread's search service; all threads share one model and one vector index."""
-        from navigator.search import SemanticSearch
+        return self._handle.searcher()
 
-        store = self.store
-        searcher: SemanticSearch | None = getattr(self._local, "searcher", None)
-        if searcher is None or searcher.store is not store:
-            with self._lock:
-                first: SemanticSearch | None = getattr(self, "_first_searcher", None)
-                searcher = SemanticSearch(
-                    store, model=self.config.search.model, embedder=self._embedder, share_with=first
-                )
-                if first is None:
-                    self._first_searcher = searcher
-            self._local.searcher = searcher
-        return searcher
-
-    @_heals_damage
+    @heals_damage
     def search(
         self,
         text: str,
@@ -816,7 +380,7 @@ class Navigator:
             self._teams[key] = team  # most recently asked last
             return team
 
-    @_heals_damage
+    @heals_damage
     def embed(
         self, *, progress: ProgressFn | None = None, budget_s: float | None = None, batch_size: int = 64
     ) -> SyncReport:
@@ -828,16 +392,14 @@ class Navigator:
 
     def model_loaded(self) -> bool:
         """Whether the embedding model is in memory now (the daemon's budget asks)."""
-        first: SemanticSearch | None = getattr(self, "_first_searcher", None)
-        return first is not None and first.model_loaded
+        return self._handle.model_loaded()
 
     def release_model(self) -> bool:
         """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
         needs it); True when one was loaded. The daemon calls it when idle."""
-        first: SemanticSearch | None = getattr(self, "_first_searcher", None)
-        return first.release_model() if first is not None else False
+        return self._handle.release_model()
 
-    @_heals_damage
+    @heals_damage
     def query(self, text: str, *, limit: int = 20, deadline_s: float = 10.0) -> Response[Found]:
         """Answer anything: a name goes to the exact leg, a ``path:line:col`` to the position,
         prose to search, and prose naming identifiers to both, fused by RRF (k = 60).
@@ -850,27 +412,15 @@ class Navigator:
         checks.position(text.strip(), prose=True)
         limit = checks.count(limit, what="limit")
         deadline_s = checks.seconds(deadline_s)
-        with self._refreshed_once():
+        with self._handle.refreshed_once(refresh=self.refresh, lock_wait_s=self.lock_wait_s):
             return run_query(self, text, limit=limit, deadline_s=deadline_s)
 
-    @contextmanager
-    def _refreshed_once(self) -> Iterator[None]:
-        """A compound call (a routed query runs several verbs) brings the index up to date once."""
-        if getattr(self._local, "refreshed_for_call", False):
-            yield
-            return
-        self._fresh()
-        self._local.refreshed_for_call = True
-        try:
-            yield
-        finally:
-            self._local.refreshed_for_call = False
-
-    @_heals_damage
+    @heals_damage
     def repo_map(self, *, tokens: int = 1024) -> RepoMap:
         """The repository's most important symbols' signatures (PageRank over references), within ``tokens``."""
         tokens = checks.count(tokens, what="tokens", low=16, high=1_000_000)
-        return _repo_map(self, tokens)
+        started = time.perf_counter()
+        return symbol_table.repo_map(self._fresh(), tokens, started=started)
 
     # -- exact navigation (language servers; navigator/exact.py) ----------------------------
 
@@ -878,7 +428,7 @@ class Navigator:
     def exact(self) -> ExactNavigator:
         """The exact leg: warm language servers for this root (started lazily)."""
         with self._lock:
-            exact: ExactNavigator | None = getattr(self, "_exact", None)
+            exact = self._exact
             if exact is None:
                 from navigator.exact import ExactNavigator, NavigatorTable
 
@@ -886,31 +436,31 @@ class Navigator:
                 self._exact = exact
             return exact
 
-    @_heals_damage
+    @heals_damage
     def definition(self, target: str, *, deadline_s: float = 30.0) -> Response[Hit]:
         """Where ``target`` (a name or ``path:line:col``) is defined, as its language server says."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
         return self.exact.definition(target, deadline_s=deadline_s)
 
-    @_heals_damage
+    @heals_damage
     def references(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Every reference to ``target`` (name or ``path:line:col``), definitions marked."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.references(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def callers(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """Call sites of ``target`` (LSP incoming calls)."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callers(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def callees(self, target: str, *, deadline_s: float = 30.0, limit: int | None = None) -> Response[Hit]:
         """What ``target`` calls (LSP outgoing calls), at each callee's definition."""
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.callees(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def implementations(
         self, target: str, *, deadline_s: float = 30.0, limit: int | None = None
     ) -> Response[Hit]:
@@ -918,7 +468,7 @@ class Navigator:
         target, deadline_s, limit = _exact_args(target, deadline_s, limit)
         return self.exact.implementations(target, deadline_s=deadline_s, limit=limit)
 
-    @_heals_damage
+    @heals_damage
     def hover(self, target: str, *, deadline_s: float = 30.0) -> Response[HoverInfo]:
         """The language server's hover text (signature, type, docs) for ``target``."""
         target, deadline_s, _ = _exact_args(target, deadline_s, None)
@@ -928,7 +478,7 @@ class Navigator:
         """Tell the warm language servers that files changed (``paths`` relative to the root;
         None: any may have). The daemon calls it after each re-index; with ``refresh`` off,
         the servers then trust these calls instead of walking the tree before each request."""
-        exact: ExactNavigator | None = getattr(self, "_exact", None)
+        exact = self._exact
         if exact is not None:
             exact.files_changed(paths)
 
@@ -964,27 +514,12 @@ class Navigator:
             globs=tuple(globs), types=tuple(types), paths=rel, before=before, after=after,
             max_count=max_count, limit=limit, deadline_s=deadline_s,
         )  # fmt: skip
-        walk = self.refresh or not getattr(self, "_grep_synced", False)  # once a process at least
+        walk = self.refresh or not self._grep_synced  # once a process at least
         self._grep_synced = True
-        answer = engine.fresh_search(self.root, self._grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s)
+        answer = engine.fresh_search(self.root, self._handle.grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s)
         if symbols and answer.items and self.index_path.exists():
-            answer = dataclasses.replace(answer, items=self._with_symbols(answer.items))
+            answer = dataclasses.replace(answer, items=symbol_table.with_symbols(self.store, answer.items))
         return answer
-
-    def _with_symbols(self, hits: tuple[GrepHit, ...]) -> tuple[GrepHit, ...]:
-        """Each hit with the qualified name of the innermost symbol around its line (as indexed)."""
-        spans: dict[str, list[tuple[int, int, str]]] = {}
-        out = []
-        for hit in hits:
-            if hit.path not in spans:
-                rows = self.store.symbols_in_file(hit.path) if len(spans) < 500 else []
-                spans[hit.path] = sorted(
-                    ((r.definition.span.start_line, r.definition.span.end_line, r.definition.qualified_name) for r in rows),
-                    key=lambda t: t[1] - t[0],
-                )
-            inner = next((q for a, b, q in spans[hit.path] if a <= hit.line <= b), None) if hit.line else None
-            out.append(dataclasses.replace(hit, symbol=inner) if inner else hit)
-        return tuple(out)
 
     def grep_changed(self, paths: Sequence[str] | None = None) -> None:
         """Bring an existing grep index up to date after a change (root-relative ``paths``;
@@ -996,117 +531,56 @@ class Navigator:
         import sqlite3
 
         try:
-            self._grep_index().update(only=paths)
+            self._handle.grep_index().update(only=paths)
         except (NavError, OSError, sqlite3.Error) as exc:  # the next grep walks the tree instead
             log.warning("grep index update failed (the next grep re-walks the tree): %s", exc)
             self._grep_synced = False
 
-    def _grep_index(self) -> Any:
-        index = getattr(self._local, "grep", None)
-        if index is None:
-            from navigator.grep_index import GrepIndex
-
-            index = self._local.grep = GrepIndex(self.root, self.nav_dir)
-            with self._lock:
-                self.__dict__.setdefault("_greps", []).append(index)  # closed by close()
-        return index
-
     def doctor(self) -> Response[Availability]:
         """Per language: server found?, version, and the command that installs what is missing."""
-        from navigator.exact import doctor
+        from navigator.doctor import doctor
 
         return doctor()
 
-    @_heals_damage
+    @heals_damage
     def outline(self, path: str | os.PathLike[str]) -> Response[OutlineEntry]:
         """The symbols of one file, in source order, with their nesting depth."""
         started = time.perf_counter()
         rel = self.relpath(path)
-        store = self._fresh()
-        if store.file_row(rel) is None:
-            raise FileNotInIndexError(
-                f"`{rel}` is not indexed (ignored, binary or larger than the size limit); see `nav status`"
-            )
-        rows = sorted(
-            store.symbols_in_file(rel),
-            key=lambda r: (r.definition.span.start_line, r.definition.span.start_col),
-        )
-        entries = []
-        for row in rows:
-            cont = row.definition.container
-            depth = 0 if not cont else cont.count(".") + 1
-            entries.append(OutlineEntry(symbol=to_symbol(row), depth=depth))
+        entries = symbol_table.outline(self._fresh(), rel)
         return Response(
-            items=tuple(entries),
+            items=entries,
             source="index",
             elapsed_ms=(time.perf_counter() - started) * 1e3,
             notes=self._notes(),
         )
 
-    @_heals_damage
+    @heals_damage
     def show(self, target: str, *, max_lines: int = 200, limit: int = 5) -> Response[Source]:
         """The source of a definition: ``target`` is a name, a qualified name (every definition
         when ambiguous, at most ``limit``) or ``path:line`` (the innermost definition around that
         line, else the lines around it). Each is trimmed to ``max_lines``: its head and its last
         lines, with a marker naming the lines cut; the answer is then not complete and says how
         to see the rest."""
-        from navigator.show import WINDOW_LINES, innermost, line_count, trim
+        from navigator.show import Span, read_sources, span_at
 
         started = time.perf_counter()
         target = checks.target(target)
         max_lines = checks.count(max_lines, what="max_lines", high=10_000)
         limit = checks.count(limit, what="limit", high=100)
         store = self._fresh()
-        spans: list[tuple[str, int, int, SymbolRow | None]] = []  # path, first, last, definition
         more = 0
         pos = _PATH_LINE.match(target)
         if pos is not None and ("/" in pos["path"] or "." in pos["path"] or (self.root / pos["path"]).is_file()):
-            rel = self.relpath(pos["path"])
-            line = int(pos["line"])
-            text = read_text_inside(self.root, rel)
-            if text is not None and line > line_count(text):
-                raise UsageError(
-                    f"line {line} is past the end of `{shorten(rel)}` ({line_count(text)} lines); e.g. `{shorten(rel)}:1`"
-                )
-            rows = store.symbols_in_file(rel)
-            spans_in = [(r.definition.span.start_line, r.definition.span.end_line, i) for i, r in enumerate(rows)]
-            at = innermost(spans_in, line)
-            if at is not None:
-                d = rows[at].definition
-                spans.append((rel, d.span.start_line, d.span.end_line, rows[at]))
-            else:
-                spans.append((rel, max(1, line - WINDOW_LINES // 2), line + WINDOW_LINES // 2, None))
+            spans = [span_at(self.root, store, self.relpath(pos["path"]), int(pos["line"]))]
         else:
-            rows = self._resolve_in(store, target)
+            rows = symbol_table.resolve(store, target)
             if not rows:
                 raise SymbolNotFoundError(target, self.suggestions(target), note=_index_caveat(self._notes()))
             more = max(0, len(rows) - limit)
-            spans += [(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r) for r in rows[:limit]]
-        items: list[Source] = []
-        missing: list[str] = []
-        cut = 0
-        for rel, first, last, row in spans:
-            text = read_text_inside(self.root, rel)
-            if text is None:
-                missing.append(rel)
-                continue
-            lines = text.split("\n")
-            last = min(last, len(lines))
-            piece = trim([ln.rstrip("\r") for ln in lines[first - 1 : last]], first, max_lines)
-            cut += piece.cut is not None
-            defn = row.definition if row is not None else None
-            items.append(
-                Source(
-                    path=rel,
-                    start_line=first,
-                    end_line=last,
-                    text=piece.text,
-                    symbol=defn.qualified_name if defn else None,
-                    kind=defn.kind if defn else None,
-                    signature=defn.signature if defn else None,
-                    cut=piece.cut,
-                )
-            )
+            spans = [Span(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r.definition) for r in rows[:limit]]
+        read = read_sources(self.root, spans, max_lines)
+        items, cut, missing = read.items, read.cut, read.missing
         reasons = []
         if cut:
             reasons.append(f"{cut} of {len(items)} trimmed to {max_lines} lines: ask with a larger max_lines, or `path:line` inside the cut")
@@ -1119,7 +593,7 @@ class Navigator:
         if caveat:
             reasons.append(caveat)
         return Response(
-            items=tuple(items),
+            items=items,
             complete=not reasons,
             reason="; ".join(reasons) or None,
             source="index",
@@ -1136,60 +610,6 @@ def _exact_args(target: object, deadline_s: object, limit: object) -> tuple[str,
     """The exact verbs' common input, checked: a name or 1-based ``path:line:col``, a finite
     deadline, an optional limit."""
     return checks.target(target), checks.seconds(deadline_s), checks.optional_count(limit, what="limit")
-
-
-def _repo_map(nav: Navigator, tokens: int) -> RepoMap:
-    from navigator.repomap import Definition, rank_definitions, render
-
-    started = time.perf_counter()
-    store = nav._fresh()
-    rows = store.symbols(exclude_kinds=("field",), limit=10_000_000)
-    by_key = {r.id: r for r in rows}
-    defs = [
-        Definition(
-            key=r.id,
-            name=r.definition.name,
-            path=r.definition.path,
-            line=r.definition.name_span.start_line,
-            signature=r.definition.signature,
-            kind=r.definition.kind,
-            qualified_name=r.definition.qualified_name,
-            container=r.definition.container,
-        )
-        for r in rows
-    ]
-    counts = store.ref_counts_by_file()
-    ranked = rank_definitions(defs, counts)
-    text, chosen = render(ranked, tokens=tokens)
-    scores = {d.key: s for s, d in ranked}
-    entries = tuple(MapEntry(symbol=to_symbol(by_key[d.key]), score=round(scores[d.key], 6)) for d in chosen)
-    return RepoMap(
-        text=text,
-        entries=entries,
-        tokens=tokens,
-        total_symbols=len(defs),
-        elapsed_ms=(time.perf_counter() - started) * 1e3,
-    )
-
-
-def _subsequence(needle: str, hay: str) -> bool:
-    if len(needle) < 3:
-        return False
-    it = iter(hay)
-    return all(ch in it for ch in needle)
-
-
-def _chunk_ok(text: str, content_hash: str) -> bool:
-    """Whether a chunk kept from a damaged index still has the text its hash was made from."""
-    from semantic.parse import chunk_hash
-
-    return isinstance(text, str) and chunk_hash(text) == content_hash
-
-
-def _cause(exc: BaseException) -> str:
-    """The SQLite words behind a storage error (``database disk image is malformed``)."""
-    cause = exc.__cause__
-    return str(cause) if cause is not None else str(exc)
 
 
 def _index_caveat(notes: Sequence[str]) -> str | None:

@@ -14,9 +14,9 @@ import os
 import stat
 from pathlib import Path
 
-from storage.errors import OutsideRootError, shorten
+from storage.errors import FileNotInIndexError, OutsideRootError, shorten
 
-__all__ = ["confine", "is_inside", "open_inside", "read_inside", "read_text_inside", "shown"]
+__all__ = ["confine", "is_inside", "open_inside", "read_inside", "read_text_inside", "root_relative", "shown"]
 
 SHOWN_CHARS = 100
 
@@ -58,6 +58,32 @@ def confine(root: Path | str, path: str | os.PathLike[str], *, given_as: object 
             "inside the root: pass a path under it (relative to the root, or absolute)"
         )
     return Path(os.path.relpath(real, real_root)).as_posix()
+
+
+def root_relative(root: Path, path: str | os.PathLike[str]) -> str:
+    """A root-relative POSIX path for a path given absolute or relative to cwd or ``root``
+    (the real root): :func:`confine`'s check, then the file must exist. Raises
+    :class:`OutsideRootError` for a path that escapes the root, and
+    :class:`storage.errors.FileNotInIndexError` naming the path when there is no such file."""
+    p = Path(path)
+    try:
+        if p.is_absolute():
+            return confine(root, p)  # `..` and symlinks resolved: the one check
+        refused: list[tuple[Path, OutsideRootError]] = []
+        for cand in (Path.cwd() / p, root / p):
+            try:
+                rel = confine(root, cand, given_as=path)
+            except OutsideRootError as exc:
+                refused.append((cand, exc))
+                continue
+            if (root / rel).exists():
+                return rel
+        for cand, refusal in refused:
+            if cand == root / p or cand.exists():  # escapes from the root, or names a real file
+                raise refusal
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise FileNotInIndexError(f"no file `{shorten(path)}` under {root}: {exc.strerror}") from None
+    raise FileNotInIndexError(f"no file `{shorten(path)}` under {root}; check the path (relative to the root or cwd)")
 
 
 def open_inside(root: Path | str, path: str | os.PathLike[str]) -> int:

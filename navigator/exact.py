@@ -13,36 +13,41 @@ real language servers, with the symbol table turning names into positions.
   fall back to syntax matches from the index, marked approximate.
 
 The symbol table is reached through :class:`SymbolTable` (``Navigator`` implements it
-through :class:`NavigatorTable`); tests pass a fake.
+through :class:`NavigatorTable`); tests pass a fake. Turning a query's text into the positions
+to ask about lives in :mod:`navigator.exact_targets`; what the index adds to a server's
+answer or says in its place (possible uses, heritage, the syntax fallback) in
+:mod:`navigator.exact_possible`. This module asks the servers and merges their answers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from lsp.pool import LanguageServers, Location, LspAnswer, Operation, Position, ServerPool
-from lsp.positions import from_lsp, split_lines, to_lsp
+from lsp.positions import from_lsp, to_lsp
 from lsp.registry import (
     SERVERS,
-    UNAVAILABLE,
     Availability,
     available_definition,
-    definitions_for,
-    install_command,
 )
-from navigator.confine import confine, is_inside, read_text_inside
+from navigator.doctor import doctor
+from navigator.exact_possible import from_index, hit_at, is_call, is_import, possible
+from navigator.exact_targets import (
+    Files,
+    IndexedCheckout,
+    NavigatorTable,
+    SymbolTable,
+    Target,
+    enclosing_symbol,
+    parse_position,
+    resolve_targets,
+)
 from navigator.results import Hit, HoverInfo, Response
-from navigator.walk import looks_secret
-from semantic.languages import detect_language
-from storage.db import RefRow, Store, SymbolRow
-from storage.errors import SymbolNotFoundError, UsageError, shorten
+from storage.errors import UsageError
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -58,273 +63,13 @@ __all__ = [
     "resolve_targets",
 ]
 
+_Files = Files
+"""The name tests and ``bench/fault_scenarios`` import this class by."""
+
 DEFAULT_DEADLINE_S = 30.0
 """Covers a cold start on a large repository (basedpyright on Django: ~5 s to a first
 complete answer, FINDINGS.md); a warm query takes tens of milliseconds."""
 
-DOCTOR_LANGUAGES = ("python", "typescript", "javascript", "go", "c", "cpp", "java", "rust")
-
-_POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-_DYNAMIC_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
-"""Languages whose uses servers often cannot resolve: references, callers and
-implementations get the same name's other uses in code as well, marked ``possible``
-(:meth:`ExactNavigator._possible`). Python and JavaScript for untyped receivers;
-TypeScript because tsserver resolves only what its projects can import: in a monorepo with
-no ``node_modules`` (no ``npm install``), a package imported by its name is not found, and
-uses through it are not linked to their definition (issue 17: 6 of 83 references)."""
-_HERITAGE_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
-_CLASS_KINDS = frozenset({"class", "interface"})
-
-
-class SymbolTable(Protocol):
-    """What the exact leg needs from the index."""
-
-    def resolve(self, name: str) -> list[SymbolRow]: ...
-
-    def suggestions(self, name: str) -> list[str]: ...
-
-    def symbols_in_file(self, path: str) -> list[SymbolRow]: ...
-
-    def refs_by_name(self, name: str) -> list[RefRow]: ...
-
-    def file_language(self, path: str) -> str | None: ...
-
-
-class IndexedCheckout(Protocol):
-    """What :class:`NavigatorTable` reads of the facade. :class:`navigator.api.Navigator` is
-    one; it composes this module, so this module does not import it (the engine's imports
-    point one way: ``tests/test_layout.py``)."""
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def refresh(self) -> bool: ...
-
-    def resolve(self, name: str) -> list[SymbolRow]: ...
-
-    def suggestions(self, name: str) -> list[str]: ...
-
-
-class NavigatorTable:
-    """:class:`SymbolTable` over a :class:`~navigator.api.Navigator` (index kept fresh by it)."""
-
-    def __init__(self, nav: IndexedCheckout) -> None:
-        self.nav = nav
-
-    def resolve(self, name: str) -> list[SymbolRow]:
-        return self.nav.resolve(name)
-
-    def suggestions(self, name: str) -> list[str]:
-        return self.nav.suggestions(name)
-
-    def symbols_in_file(self, path: str) -> list[SymbolRow]:
-        return self.nav.store.symbols_in_file(path)
-
-    def refs_by_name(self, name: str) -> list[RefRow]:
-        return self.nav.store.refs_by_name(name)
-
-    def file_language(self, path: str) -> str | None:
-        row = self.nav.store.file_row(path)
-        return (row.language or "") if row is not None else None  # "": indexed, no language
-
-    def follows_changes(self) -> bool:
-        """True when something else reports file changes (the daemon's watcher turns the
-        Navigator's per-query refresh off and calls ``Navigator.files_changed()`` after
-        each re-index): the servers are then told those changes instead of the tree being
-        walked before every request. Optional in :class:`SymbolTable`."""
-        return not self.nav.refresh and callable(getattr(self.nav, "files_changed", None))
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A position to ask a server about: a definition's name, or an explicit position."""
-
-    path: str
-    line: int
-    col: int
-    name: str
-    language: str | None
-    qualified_name: str | None = None
-    kind: str | None = None
-
-
-# HoverInfo lives with the other result types: a front end decoding a hover answer from the
-# daemon imports navigator.results, not this module (which pulls in the language-server pool).
-
-
-# -- pure helpers ------------------------------------------------------------------------
-
-
-def parse_position(query: str) -> tuple[str, int, int | None] | None:
-    """``path:line[:col]`` → (path, line, col); None when ``query`` is not shaped like one."""
-    m = _POSITION.match(query.strip())
-    if not m:
-        return None
-    return m["path"], int(m["line"]), int(m["col"]) if m["col"] else None
-
-
-def enclosing_symbol(rows: Iterable[SymbolRow], line: int) -> SymbolRow | None:
-    """The innermost symbol whose span contains ``line``."""
-    best: SymbolRow | None = None
-    for row in rows:
-        span = row.definition.span
-        if span.start_line <= line <= span.end_line and (
-            best is None
-            or (span.start_line, -span.end_line) > (best.definition.span.start_line, -best.definition.span.end_line)
-        ):
-            best = row
-    return best
-
-
-def _line_at(text: str, line: int) -> str | None:
-    lines = split_lines(text)
-    return lines[line - 1] if 1 <= line <= len(lines) else None
-
-
-def resolve_targets(query: str, table: SymbolTable, root: Path) -> list[Target]:
-    """Turn a name or ``path:line[:col]`` into the positions to ask about."""
-    if not isinstance(query, str) or not query.strip():
-        raise UsageError(f"a symbol name or path:line:col is required, got {shorten(repr(query))}")
-    query = query.strip()
-    pos = parse_position(query)
-    if pos is not None and (_path_like(pos[0]) or (root / pos[0]).exists()):
-        confine(root, pos[0])  # outside the root: refused before anything is read or revealed
-    if pos is not None and (root / pos[0]).is_file():
-        return [_position_target(root, *pos, table=table)]
-    if pos is not None and Path(pos[0]).is_absolute() and Path(pos[0]).is_file():
-        try:
-            rel = Path(pos[0]).resolve().relative_to(root).as_posix()
-        except ValueError:
-            raise UsageError(f"`{shorten(pos[0])}` is outside the root {root}") from None
-        return [_position_target(root, rel, pos[1], pos[2], table=table)]
-    if pos is not None and _path_like(pos[0]) and not (root / pos[0]).exists():
-        raise UsageError(f"no file `{shorten(pos[0])}` under {root} (position `{shorten(query)}`)")
-    rows = table.resolve(query)
-    if not rows:
-        raise SymbolNotFoundError(query, table.suggestions(query))
-    out: list[Target] = []
-    for row in rows:
-        d = row.definition
-        out.append(
-            Target(
-                path=d.path,
-                line=d.name_span.start_line,
-                col=d.name_span.start_col,
-                name=d.name,
-                language=d.language or detect_language(d.path),
-                qualified_name=d.qualified_name,
-                kind=d.kind,
-            )
-        )
-    return out
-
-
-def _path_like(text: str) -> bool:
-    return "/" in text or "." in text.rsplit("/", 1)[-1]
-
-
-def buffer_text(table: SymbolTable, path: str) -> str | None:
-    """The text an editor holds for ``path`` (root-relative), when the table carries editor
-    buffers (the optional ``text_of`` of ``nav lsp``'s overlay); None: read the disk."""
-    text_of = getattr(table, "text_of", None)
-    return text_of(path) if callable(text_of) else None
-
-
-def _position_target(root: Path, path: str, line: int, col: int | None, *, table: SymbolTable) -> Target:
-    path = confine(root, path)  # the real file, under the root (a symlink inside it: its target)
-    text = buffer_text(table, path)
-    if text is None:
-        if looks_secret(path.rsplit("/", 1)[-1]) and table.file_language(path) is None:
-            raise UsageError(
-                f"`{path}` looks like a secret (key, credentials, .env), which nav leaves out and does not "
-                "read; `[index] include_secrets = true` in .nav.toml takes such files in"
-            )
-        text = read_text_inside(root, path)
-        if text is None:
-            raise UsageError(f"cannot read `{shorten(path)}`; check that it is a readable file under the root")
-    lines = split_lines(text)
-    if not 1 <= line <= len(lines):
-        raise UsageError(f"line {shorten(line)} is outside `{shorten(path)}`, which has {len(lines)} lines")
-    line_text = lines[line - 1]
-    if col is None:
-        m = _IDENT.search(line_text)
-        col = m.start() + 1 if m else 1
-    if not 1 <= col <= len(line_text) + 1:
-        raise UsageError(
-            f"column {shorten(col)} is outside line {line} of `{shorten(path)}`, which has {len(line_text)} characters"
-        )
-    name = ""
-    for m in _IDENT.finditer(line_text):
-        if m.start() < col <= m.end() + (1 if m.end() == col - 1 else 0):
-            name = m.group()
-            break
-    language = table.file_language(path) or detect_language(path, text)
-    return Target(path=path, line=line, col=col, name=name, language=language)
-
-
-# -- the service -------------------------------------------------------------------------
-
-
-class _Files:
-    """Per-request cache of file lines and symbol rows."""
-
-    def __init__(self, root: Path, table: SymbolTable) -> None:
-        self.root = root
-        self.table = table
-        self._lines: dict[str, list[str] | None] = {}
-        self._symbols: dict[str, list[SymbolRow]] = {}
-        self._inside: dict[str, bool] = {}
-        self.bom: set[str] = set()
-        """Files (as asked for) that start with a byte-order mark, which nav's columns do not count."""
-        self.outside = 0
-        """Locations a server reported outside the root (libraries, symlink targets): left out."""
-
-    def inside(self, path: str) -> bool:
-        if path not in self._inside:
-            self._inside[path] = is_inside(self.root, path)
-        return self._inside[path]
-
-    def rel(self, abspath: str) -> str:
-        try:
-            return Path(abspath).relative_to(self.root).as_posix()
-        except ValueError:
-            return abspath
-
-    def absolute(self, path: str) -> Path:
-        p = Path(path)
-        return p if p.is_absolute() else self.root / p
-
-    def lines(self, path: str) -> list[str] | None:
-        if path not in self._lines and not Path(path).is_absolute():
-            buffer = buffer_text(self.table, path)
-            if buffer is not None:
-                self._lines[path] = split_lines(buffer)
-        if path not in self._lines:
-            text = read_text_inside(self.root, self.absolute(path))  # never outside the root
-            if text is not None and text.startswith("\ufeff"):
-                self.bom.add(path)
-            self._lines[path] = split_lines(text) if text is not None else None
-        return self._lines[path]
-
-    def bom_shift(self, path: str, line: int, bom_is_text: bool) -> int:
-        """1 where the server counts a mark that nav's columns do not (line 1 of such a file)."""
-        if not bom_is_text or line != 1:
-            return 0
-        self.lines(path)
-        return 1 if path in self.bom else 0
-
-    def line(self, path: str, line: int) -> str:
-        lines = self.lines(path)
-        return lines[line - 1] if lines and 1 <= line <= len(lines) else ""
-
-    def symbols(self, path: str) -> list[SymbolRow]:
-        if Path(path).is_absolute():
-            return []
-        if path not in self._symbols:
-            self._symbols[path] = self.table.symbols_in_file(path)
-        return self._symbols[path]
 
 
 class ExactNavigator:
@@ -388,7 +133,7 @@ class ExactNavigator:
         started = time.perf_counter()
         deadline = time.monotonic() + deadline_s
         targets = resolve_targets(query, self.table, self.root)
-        files = _Files(self.root, self.table)
+        files = Files(self.root, self.table)
         items: list[HoverInfo] = []
         complete, reasons, sources = True, [], set()
         for target in targets:
@@ -423,7 +168,7 @@ class ExactNavigator:
 
     # -- the engine -----------------------------------------------------------------------
 
-    def _lsp_position(self, files: _Files, target: Target) -> Position:
+    def _lsp_position(self, files: Files, target: Target) -> Position:
         line, character = to_lsp(files.line(target.path, target.line), target.line, target.col)
         if target.line == 1:
             character += files.bom_shift(target.path, 1, _bom_is_text(target.language or ""))
@@ -437,7 +182,7 @@ class ExactNavigator:
         started = time.perf_counter()
         deadline = time.monotonic() + deadline_s
         targets = resolve_targets(query, self.table, self.root)
-        files = _Files(self.root, self.table)
+        files = Files(self.root, self.table)
         groups: dict[str, list[Target]] = {}
         for target in targets:
             groups.setdefault(target.language or "", []).append(target)
@@ -481,7 +226,7 @@ class ExactNavigator:
                     if note:
                         notes.append(note)
             if not answer.answered:
-                fallback = self._fallback(files, op, group)
+                fallback = from_index(files, op, group)
                 if fallback is not None:
                     kind, found = fallback
                     sources.append(kind)
@@ -497,7 +242,7 @@ class ExactNavigator:
             # The symbol table knows it: listed, marked, never missing.
             for t in targets:
                 if t.qualified_name is not None and (t.path, t.line, t.col) not in hits:
-                    hit = self._hit(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
+                    hit = hit_at(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
                     if hit.is_definition:
                         hits[(t.path, t.line, t.col)] = hit
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
@@ -505,7 +250,7 @@ class ExactNavigator:
             n = files.outside
             notes.append(f"{n} location{'s' * (n != 1)} outside the root left out (nav serves only files under it)")
         if lsp_answered:
-            extra, why = self._possible(files, op, targets, items)
+            extra, why = possible(files, op, targets, items)
             if why:
                 complete = False  # complete means nothing is known to be missing
                 reasons.append(why.split(":", 1)[0])
@@ -527,7 +272,7 @@ class ExactNavigator:
 
     def _calls_among_references(
         self,
-        files: _Files,
+        files: Files,
         language: str,
         positions: Sequence[Position],
         hits: dict[tuple[str, int, int], Hit],
@@ -550,7 +295,7 @@ class ExactNavigator:
                 continue
             line_text = files.line(hit.path, hit.line)
             end_col = hit.end_col if hit.end_line == hit.line else None
-            if _is_import(line_text) or not _is_call(line_text, hit.col, end_col):
+            if is_import(line_text) or not is_call(line_text, hit.col, end_col):
                 continue
             hits[(hit.path, hit.line, hit.col)] = hit
             lines.add((hit.path, hit.line))
@@ -564,7 +309,7 @@ class ExactNavigator:
         )
 
     def _hits(
-        self, files: _Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
+        self, files: Files, locations: Sequence[Location], op: Operation, bom_is_text: bool = False
     ) -> Iterable[Hit]:
         for loc in locations:
             if not files.inside(loc.path):
@@ -579,248 +324,7 @@ class ExactNavigator:
             end_text = start_text if loc.end_line == loc.start_line else files.line(path, loc.end_line + 1)
             shift = files.bom_shift(path, loc.end_line + 1, bom_is_text)
             end_line, end_col = from_lsp(end_text, loc.end_line, max(0, loc.end_character - shift))
-            yield self._hit(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
-
-    def _hit(
-        self,
-        files: _Files,
-        path: str,
-        line: int,
-        col: int,
-        end_line: int,
-        end_col: int,
-        provenance: tuple[str, ...],
-        op: str,
-        name: str | None = None,
-    ) -> Hit:
-        rows = files.symbols(path)
-        defined = next(
-            (r for r in rows if (r.definition.name_span.start_line, r.definition.name_span.start_col) == (line, col)),
-            None,
-        )
-        # the definition named here (`note` of `String label, note;`), else the innermost around it
-        enclosing = defined or enclosing_symbol(rows, line)
-        symbol = enclosing.definition.qualified_name if enclosing else None
-        if op == "callers" and symbol is None and name:
-            symbol = name
-        kind: str | None
-        if defined is not None:
-            kind = defined.definition.kind
-        elif op in ("callers", "callees"):
-            kind = "call"
-        else:
-            kind = "reference" if op == "references" else None
-        return Hit(
-            path=path,
-            line=line,
-            col=col,
-            end_line=end_line,
-            end_col=end_col,
-            code=files.line(path, line).strip(),
-            symbol=symbol,
-            is_definition=defined is not None,
-            provenance=provenance,
-            kind=kind,
-        )
-
-    def _possible(
-        self, files: _Files, op: Operation, targets: Sequence[Target], precise: Sequence[Hit]
-    ) -> tuple[list[Hit], str | None]:
-        """What the server may have missed, for ``references``, ``callers`` and
-        ``implementation`` in dynamic languages (an untyped receiver, FINDINGS.md): every use
-        of the name in code (the index's syntax references: identifiers, never strings or
-        comments) that the server did not report. Provenance ``possible``; listed after the
-        server's answer. A member (method, attribute) is matched at ``.name`` uses, anything
-        else at bare uses (and ``.name`` when no member has that name); callers only at uses that are not definitions, imports or
-        already reported lines; implementations only at other definitions of the name."""
-        wanted = [t for t in targets if t.name and (t.language or "") in _DYNAMIC_LANGUAGES]
-        if not wanted or op not in ("references", "callers", "implementation"):
-            return [], None
-        member = {t.name: _is_member(files, t) for t in wanted}
-        at = {(h.path, h.line, h.col) for h in precise}
-        lines = {(h.path, h.line) for h in precise}
-        own = {(t.path, t.line, t.col) for t in targets}
-        # A member is used as ``.name``, anything else by its bare name; ``x.name`` can still
-        # be a function or class (reached through a module or object the server cannot
-        # type) when no member of that name exists anywhere.
-        members = {
-            n: any(r.definition.kind in _MEMBER_KINDS for r in self.table.resolve(n))
-            for n, m in member.items() if not m and op != "implementation"
-        }  # fmt: skip
-        out: list[Hit] = []
-        for name, is_member in member.items():
-            if op == "implementation":
-                if not is_member:
-                    # a class's implementations have other names: the classes that name it in
-                    # their `extends`/`implements` clause (TypeScript, JavaScript)
-                    for hit in self._heritage(files, name, at | own):
-                        at.add((hit.path, hit.line, hit.col))
-                        out.append(hit)
-                    continue
-                for row in self.table.resolve(name):
-                    d = row.definition
-                    where = (d.path, d.name_span.start_line, d.name_span.start_col)
-                    if d.name != name or d.kind not in _MEMBER_KINDS or where in own or where in at:
-                        continue
-                    if (d.language or detect_language(d.path)) not in _DYNAMIC_LANGUAGES:
-                        continue
-                    at.add(where)
-                    hit = self._hit(files, *where, where[1], where[2] + len(name), ("possible",), op)
-                    out.append(dataclasses.replace(hit, kind="possible implementation"))
-                continue
-            for ref in self.table.refs_by_name(name):
-                if (ref.path, ref.line, ref.col) in at:
-                    continue
-                line_text = files.line(ref.path, ref.line)
-                start = ref.col - 1
-                if line_text[start : start + len(name)] != name:
-                    continue  # the file changed since it was indexed, or is gone
-                before = line_text[:start].rstrip()[-1:]
-                # `{generateColors: noop}`, `const {total: t} = obj`: the member, on an object (in
-                # JavaScript only: elsewhere `name: T` is as often a parameter's annotation)
-                keyed = is_member and before in ("", "{", ",") and _KEY_AFTER.match(line_text, ref.end_col - 1)
-                # `Mocha.prototype.run = function run() {}`: the function's own name is the member's
-                own_name = is_member and line_text[:start].rstrip().endswith("function") and (
-                    self._language(ref.path) == "javascript"
-                )
-                attribute = before == "." or own_name or bool(keyed and self._language(ref.path) == "javascript")
-                if attribute != is_member and (is_member or members.get(name, True)):
-                    continue
-                called = _is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript
-                if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
-                    continue
-                hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("possible",), op)
-                if hit.is_definition or (op == "callers" and _is_import(line_text)):
-                    continue  # a definition (of something else of that name); an import is no call
-                at.add((ref.path, ref.line, ref.col))
-                lines.add((ref.path, ref.line))
-                out.append(dataclasses.replace(hit, kind="possible call" if called else "possible reference"))
-        if not out:
-            return [], None
-        what = {"references": "reference", "callers": "caller", "implementation": "implementation"}[op]
-        what += "" if len(out) == 1 else "s"
-        names = " or ".join(f"`{'.' if member[n] else ''}{n}`" for n in member)
-        how = "by name in code"
-        if op == "implementation" and not any(member.values()):
-            how = "named in the `extends`/`implements` clause of a class (or of its base)"
-        return out, (
-            f"{len(out)} possible {what} the server could not resolve: {names} {how} "
-            "(provenance `possible`, listed after the server's answer); some may be other things of that name"
-        )
-
-    def _language(self, path: str) -> str | None:
-        return self.table.file_language(path) or detect_language(path)
-
-    def _heritage(self, files: _Files, name: str, known: set[tuple[str, int, int]]) -> list[Hit]:
-        """Classes whose ``extends``/``implements`` clause names ``name``, and theirs in turn
-        (a subclass implements what its base does; an interface extending it passes it on),
-        found in the index's syntax references: a class of another tsconfig project, which
-        tsserver's implementation search does not look into. Positions in ``known`` (the
-        server's answer) are left out."""
-        out: list[Hit] = []
-        todo, seen = [name], {name}
-        while todo:
-            base = todo.pop()
-            for ref in self.table.refs_by_name(base):
-                if self._language(ref.path) not in _HERITAGE_LANGUAGES:
-                    continue
-                row = self._heritage_of(files, ref.path, ref.line, ref.col, base)
-                if row is None:
-                    continue
-                d = row.definition
-                if d.name not in seen:
-                    seen.add(d.name)
-                    todo.append(d.name)
-                where = (d.path, d.name_span.start_line, d.name_span.start_col)
-                if d.kind != "class" or where in known:
-                    continue
-                known.add(where)
-                hit = self._hit(files, *where, where[1], where[2] + len(d.name), ("possible",), "implementation")
-                out.append(dataclasses.replace(hit, kind="possible implementation"))
-        return out
-
-    def _heritage_of(self, files: _Files, path: str, line: int, col: int, name: str) -> SymbolRow | None:
-        """The class or interface whose header (``class X extends A implements B``, over up
-        to a few lines) holds the use of ``name`` at ``line``/``col``, or None."""
-        for row in files.symbols(path):
-            d = row.definition
-            first = d.name_span.start_line
-            if d.kind not in _CLASS_KINDS or not first <= line <= first + 5 or (line, col) <= (first, d.name_span.start_col):
-                continue
-            parts = [files.line(path, n) for n in range(first, line + 1)]
-            parts[-1] = parts[-1][: col - 1]
-            parts[0] = parts[0][d.name_span.end_col - 1 :] if len(parts) > 1 else parts[0][d.name_span.end_col - 1 : col - 1]
-            header = "\n".join(parts)
-            if "{" not in header and _HERITAGE.search(header) and files.line(path, line)[col - 1 :].startswith(name):
-                return row
-        return None
-
-    def _fallback(self, files: _Files, op: Operation, group: Sequence[Target]) -> tuple[str, list[Hit]] | None:
-        """What the index can say without a server, or None when it cannot say anything."""
-        if op == "definition":
-            out = [
-                self._hit(files, t.path, t.line, t.col, t.line, t.col + len(t.name), ("symbols",), op)
-                for t in group
-                if t.qualified_name is not None
-            ]
-            return ("symbols", out) if out else None
-        if op not in ("references", "callers"):
-            return None
-        out = []
-        for name in dict.fromkeys(t.name for t in group if t.name):
-            for ref in self.table.refs_by_name(name):
-                line_text = files.line(ref.path, ref.line)
-                if line_text[ref.col - 1 : ref.col - 1 + len(name)] != name:
-                    continue  # the file changed since it was indexed, or is gone
-                hit = self._hit(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("syntax",), op)
-                if op == "callers" and hit.is_definition:
-                    continue
-                out.append(hit)
-        return "syntax", out
-
-
-def doctor_language(language: str) -> Availability:
-    if language not in SERVERS:
-        return Availability(
-            language=language, server=None, found=False,
-            reason=UNAVAILABLE.get(language, f"no language server configured for {language}"),
-        )  # fmt: skip
-    preferred = definitions_for(language)
-    for index, definition in enumerate(preferred):
-        binary = definition.locate()
-        if binary is None:
-            continue
-        reason = definition.caveat(binary)
-        if index > 0:
-            reason = (
-                f"{preferred[0].name} not found; using {definition.name}"
-                + (" (its references stop after 30 files)" if definition.name == "jedi-language-server" else "")
-            )
-        return Availability(
-            language=language,
-            server=definition.name,
-            found=True,
-            path=binary,
-            version=definition.version(binary),
-            reason=reason,
-            install=preferred[0].install if index > 0 else None,
-        )
-    return Availability(
-        language=language,
-        server=preferred[0].name,
-        found=False,
-        reason=preferred[0].missing(),
-        install=install_command(language),
-    )
-
-
-def doctor() -> Response[Availability]:
-    """``nav doctor`` without a root."""
-    items = tuple(doctor_language(lang) for lang in DOCTOR_LANGUAGES)
-    missing = [a.language for a in items if not a.found]
-    return Response(items=items, complete=not missing,
-                    reason=("no server for " + ", ".join(missing)) if missing else None, source="registry")  # fmt: skip
-
+            yield hit_at(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
 
 def _bom_is_text(language: str, server: str | None = None) -> bool:
     """Whether the server that answers (by name; else the first installed for ``language``)
@@ -832,29 +336,7 @@ def _bom_is_text(language: str, server: str | None = None) -> bool:
     return found[0].bom_is_text if found else False
 
 
-_CALL_AFTER = re.compile(r"\s*(\?\.\s*)?(<[^;{}()]*>\s*)?[(`]")
-
-
-def _is_call(line_text: str, col: int, end_col: int | None) -> bool:
-    """Whether the name at ``col`` (1-based; ending before ``end_col``, or where the
-    identifier ends) is called there: ``name(``, ``name?.(``, ``name<T>(``, a tagged
-    template, or ``new Name``."""
-    start = col - 1
-    if end_col is None:
-        m = _IDENT.match(line_text, start)
-        end = m.end() if m else start
-    else:
-        end = end_col - 1
-    if _CALL_AFTER.match(line_text, end):
-        return True
-    return bool(re.search(r"\bnew\s+$", line_text[:start]))
-
-
 _MERGED_KINDS = frozenset({"module", "namespace"})
-_KEY_AFTER = re.compile(r"\s*\??:(?!:)")
-_HERITAGE = re.compile(r"\b(extends|implements)\b")
-
-
 def _merged_declaration(hit: Hit, group: Sequence[Target]) -> bool:
     """An implementation hit that is the asked symbol itself (its own declaration, or a
     namespace merged with an interface or class of the same name)."""
@@ -876,31 +358,6 @@ def _blind(op: Operation, answer: LspAnswer, group: Sequence[Target]) -> bool:
         and not answer.locations
         and all(t.qualified_name is not None for t in group)
     )
-
-
-_MEMBER_KINDS = frozenset({"method", "property", "field", "attribute"})
-_IMPORT = re.compile(r"^\s*(from\s+\S+\s+)?import\b|^\s*(import|export)\b.*\bfrom\b|\brequire\s*\(")
-
-
-def _is_member(files: _Files, target: Target) -> bool:
-    """Whether ``target`` names a member (used as ``.name``): its kind, or, for a position,
-    the symbol defined there or a ``.`` before it."""
-    kind = target.kind
-    if kind is None:
-        row = next(
-            (r for r in files.symbols(target.path)
-             if (r.definition.name_span.start_line, r.definition.name_span.start_col) == (target.line, target.col)),
-            None,
-        )  # fmt: skip
-        if row is not None:
-            kind = row.definition.kind
-        else:
-            return files.line(target.path, target.line)[: target.col - 1].rstrip().endswith(".")
-    return kind in _MEMBER_KINDS
-
-
-def _is_import(line_text: str) -> bool:
-    return bool(_IMPORT.search(line_text))
 
 
 def _left(deadline: float) -> float:

@@ -147,7 +147,7 @@ def test_index_is_incremental(tmp_path: Path) -> None:
     make_tree(root, files=10)
     with Navigator(root) as nav:
         assert_same(nav, root, "createSalesOrder")
-        index = nav._grep_index()
+        index = nav._handle.grep_index()
         target = next(p for p in sorted(root.glob("src/*")) if p.is_file())
         target.write_text("brandNewIdentifier here\n", encoding="utf-8")
         report = index.update()
@@ -202,7 +202,7 @@ def test_compaction_keeps_answers_and_bounds_segments(tmp_path: Path) -> None:
             f.write_text(f"version{i} of the file\n", encoding="utf-8")
             hits = nav.grep(f"version{i} ").items
             assert [h.path for h in hits] == ["nonl.txt"]
-        store = nav._grep_index().store
+        store = nav._handle.grep_index().store
         assert store.stats()["segments"] <= 9
         assert nav.grep("version0 ").items == ()
         assert_same(nav, root, "createSalesOrder")
@@ -211,7 +211,7 @@ def test_compaction_keeps_answers_and_bounds_segments(tmp_path: Path) -> None:
 def test_size_and_streaming(tree: Path, nav: Navigator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The index stays within ~3x the text it covers, and is built in segments of bounded size."""
     nav.grep("warm")
-    stats = nav._grep_index().store.stats()
+    stats = nav._handle.grep_index().store.stats()
     assert stats["db_bytes"] <= 3 * stats["text_bytes"] + 200_000  # SQLite's fixed pages on a tiny tree
     root = tmp_path / "repo"
     make_tree(root, files=30)
@@ -223,7 +223,7 @@ def test_size_and_streaming(tree: Path, nav: Navigator, monkeypatch: pytest.Monk
     index.update()
     assert store.stats()["segments"] > 5  # flushed as it went, not held whole
     with Navigator(root, refresh=False) as n2:
-        n2._local.grep = index
+        n2._handle.thread.grep = index
         assert_same(n2, root, "createSalesOrder")
         assert_same(n2, root, "retry|Order", ("-i",))
 

@@ -383,7 +383,7 @@ def test_a_connection_closed_to_reopen_the_index_says_so_and_the_next_answer_reo
         held = nav.store
         rows = held.conn.execute("SELECT path FROM files")
         rows.fetchone()  # a cursor in the middle of its rows
-        nav._close_stores()  # what a recovery in another thread does
+        nav._handle.close_stores()  # what a recovery in another thread does
         # really closed: a live cursor must not keep the file (and this process's view of it) open
         assert open_index_files(os.getpid()) == []
         with pytest.raises(IndexIOError, match="closed"):
