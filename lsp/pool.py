@@ -82,7 +82,11 @@ class ServerPool:
     """Warm language servers for any number of roots. Thread-safe, synchronous API."""
 
     def __init__(
-        self, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, start_timeout_s: float = 120.0, hung_after: int = 3,
+        self,
+        *,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        start_timeout_s: float = 120.0,
+        hung_after: int = 3,
         hung_silent_s: float = 60.0,
     ) -> None:
         self.idle_timeout_s = idle_timeout_s
@@ -256,7 +260,9 @@ class ServerPool:
                         if session.definition.open_before_ready:
                             session.sync_overlay()
                             session.ensure_open(path)
-                        await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
+                        await asyncio.wait_for(
+                            _ready_or_exit(session), max(0.001, deadline - time.monotonic())
+                        )
                         if session.exited.is_set():
                             raise ServerExited(f"{name} exited while loading (code {session.returncode})")
                     if not session.supports(capability):
@@ -289,7 +295,11 @@ class ServerPool:
             if told:
                 log.debug("told %s about %d changed files", session.definition.name, told)
         except (ServerExited, ConnectionError, RuntimeError) as exc:
-            log.warning("could not tell %s about changed files (%s); the next query retries", session.definition.name, exc)
+            log.warning(
+                "could not tell %s about changed files (%s); the next query retries",
+                session.definition.name,
+                exc,
+            )
             session.note_changed(None)
 
     def warm(self, root: Path, language: str, *, deadline_s: float) -> bool:
@@ -336,7 +346,7 @@ class ServerPool:
             for (r, key), (why, _) in self._stopped.items():
                 if r == root:
                     out[key] = why
-            for (r, key) in self._starting:
+            for r, key in self._starting:
                 if r == root:
                     out[key] = "starting"
             for (r, key), session in self._sessions.items():
@@ -362,9 +372,10 @@ class ServerPool:
         page = os.sysconf("SC_PAGE_SIZE")
         for pid in pids:
             for p in _process_tree(pid):
-                with contextlib.suppress(OSError, ValueError, IndexError), open(
-                    f"/proc/{p}/statm", encoding="ascii"
-                ) as fh:
+                with (
+                    contextlib.suppress(OSError, ValueError, IndexError),
+                    open(f"/proc/{p}/statm", encoding="ascii") as fh,
+                ):
                     total += int(fh.read().split()[1]) * page
         return round(total / 2**20, 1)
 
@@ -460,8 +471,10 @@ class ServerPool:
             # SIGSTOP'd: it would time out every request until continued. Replace it.
             log.warning("%s (pid %s) is stopped; restarting it", session.definition.name, session.pid)
             await _kill_and_wait(session)
-        elif session is not None and not session.exited.is_set() and session.hung(
-            after=self.hung_after, silent_s=self.hung_silent_s
+        elif (
+            session is not None
+            and not session.exited.is_set()
+            and session.hung(after=self.hung_after, silent_s=self.hung_silent_s)
         ):
             log.warning(
                 "%s (pid %s) answered none of its last %d requests and has said nothing for %.0f s; "
@@ -519,7 +532,12 @@ class ServerPool:
             self._starting.pop(key, None)
 
     async def _query(
-        self, root: Path, language: str, op: Operation, positions: Sequence[Position], deadline: float,
+        self,
+        root: Path,
+        language: str,
+        op: Operation,
+        positions: Sequence[Position],
+        deadline: float,
         rescan: bool = True,
     ) -> LspAnswer:
         name: str | None = None
@@ -564,21 +582,31 @@ class ServerPool:
             except ServerExited as exc:
                 log.warning("%s; %s", exc, "restarting" if attempt == 1 else "giving up")
                 if attempt == 2 or time.monotonic() >= deadline:
-                    return LspAnswer(complete=False, reason=f"server crashed: {exc}", server=name, answered=False)
+                    return LspAnswer(
+                        complete=False, reason=f"server crashed: {exc}", server=name, answered=False
+                    )
             except _Broken as exc:
                 log.warning("%s; %s", exc, "restarting it" if attempt == 1 else "giving up")
                 broken = self._sessions.get((root, server_key(language) or ""))
                 if broken is not None:
                     await _kill_and_wait(broken)  # the next _session() restarts it
                 if attempt == 2 or time.monotonic() >= deadline:
-                    reason = f"{exc}; it is restarted on the next query" if attempt == 1 else f"{exc} (also after a restart)"
+                    reason = (
+                        f"{exc}; it is restarted on the next query"
+                        if attempt == 1
+                        else f"{exc} (also after a restart)"
+                    )
                     return LspAnswer(complete=False, reason=reason, server=name, answered=False)
             except OSError as exc:
                 return LspAnswer(complete=False, reason=f"server failed to start: {exc}", answered=False)
         raise AssertionError("unreachable")
 
     async def _ask(
-        self, session: ServerSession, op: Operation, positions: Sequence[Position], deadline: float,
+        self,
+        session: ServerSession,
+        op: Operation,
+        positions: Sequence[Position],
+        deadline: float,
         rescan: bool = True,
     ) -> LspAnswer:
         server = session.definition.name
@@ -597,7 +625,9 @@ class ServerPool:
             waited = f"waited {time.monotonic() - began:.1f}s for {server} to load the workspace"
         capability = _CAPABILITIES[op]
         if not session.supports(capability):
-            return LspAnswer(complete=False, reason=f"{server} does not support {op}", server=server, answered=False)
+            return LspAnswer(
+                complete=False, reason=f"{server} does not support {op}", server=server, answered=False
+            )
         if rescan:
             await session.sync_files()
         else:

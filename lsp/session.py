@@ -173,7 +173,9 @@ class ServerSession:
     def _set_ready(self) -> None:
         if not self.ready.is_set():
             self.ready_at = time.monotonic()
-            log.info("%s ready in %.2fs for %s", self.definition.name, self.ready_at - self.started_at, self.root)
+            log.info(
+                "%s ready in %.2fs for %s", self.definition.name, self.ready_at - self.started_at, self.root
+            )
             self.ready.set()
 
     def _initialize_params(self) -> dict[str, Any]:
@@ -239,9 +241,11 @@ class ServerSession:
                 self.last_heard = time.monotonic()
                 if method in ("window/logMessage", "window/showMessage") and isinstance(params, dict):
                     self._tail.append(str(params.get("message", ""))[:500])
-                    self.last_message = str(params.get("message", "")).strip().splitlines()[0][:120] if str(
-                        params.get("message", "")
-                    ).strip() else self.last_message
+                    self.last_message = (
+                        str(params.get("message", "")).strip().splitlines()[0][:120]
+                        if str(params.get("message", "")).strip()
+                        else self.last_message
+                    )
                 if method == "$/progress":
                     self._track_loading(params)
                     self._note_progress(params)
@@ -277,7 +281,9 @@ class ServerSession:
             return
         token = str(params.get("token"))
         value = params.get("value") or {}
-        if value.get("kind") == "begin" and (pattern.search(token) or pattern.search(str(value.get("title", "")))):
+        if value.get("kind") == "begin" and (
+            pattern.search(token) or pattern.search(str(value.get("title", "")))
+        ):
             self._loading.add(token)
             self.quiet.clear()
         elif value.get("kind") == "end" and token in self._loading:

@@ -98,9 +98,13 @@ class Navigator:
         except OSError as exc:  # e.g. a name longer than the file system allows
             raise UsageError(f"root `{shorten(os.fspath(root))}` cannot be used: {exc.strerror}") from None
         if not exists:
-            raise UsageError(f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository")
+            raise UsageError(
+                f"root `{shorten(os.fspath(root))}` does not exist; pass the path of a repository"
+            )
         if not root_path.is_dir():
-            raise UsageError(f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder")
+            raise UsageError(
+                f"root `{shorten(os.fspath(root))}` is not a directory; pass the repository's top folder"
+            )
         self.root = root_path.resolve()
         self.nav_dir = Path(index_dir).resolve() if index_dir else self.root / NAV_DIR
         self.index_path = self.nav_dir / "index.db"
@@ -244,7 +248,9 @@ class Navigator:
         return symbol_table.suggestions(self.store, name, limit=limit)
 
     @heals_damage
-    def definitions(self, name: str, *, all_repos: bool = False, store: str | None = None) -> Response[Symbol]:
+    def definitions(
+        self, name: str, *, all_repos: bool = False, store: str | None = None
+    ) -> Response[Symbol]:
         """Where ``name`` is defined (every definition when ambiguous), from the symbol table.
 
         Accepts ``createSalesOrder``, ``Order.create`` and ``pkg.module.func``.
@@ -516,7 +522,9 @@ class Navigator:
         )  # fmt: skip
         walk = self.refresh or not self._grep_synced  # once a process at least
         self._grep_synced = True
-        answer = engine.fresh_search(self.root, self._handle.grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s)
+        answer = engine.fresh_search(
+            self.root, self._handle.grep_index(), options, walk=walk, lock_wait_s=self.lock_wait_s
+        )
         if symbols and answer.items and self.index_path.exists():
             answer = dataclasses.replace(answer, items=symbol_table.with_symbols(self.store, answer.items))
         return answer
@@ -571,21 +579,32 @@ class Navigator:
         store = self._fresh()
         more = 0
         pos = _PATH_LINE.match(target)
-        if pos is not None and ("/" in pos["path"] or "." in pos["path"] or (self.root / pos["path"]).is_file()):
+        if pos is not None and (
+            "/" in pos["path"] or "." in pos["path"] or (self.root / pos["path"]).is_file()
+        ):
             spans = [span_at(self.root, store, self.relpath(pos["path"]), int(pos["line"]))]
         else:
             rows = symbol_table.resolve(store, target)
             if not rows:
                 raise SymbolNotFoundError(target, self.suggestions(target), note=_index_caveat(self._notes()))
             more = max(0, len(rows) - limit)
-            spans = [Span(r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r.definition) for r in rows[:limit]]
+            spans = [
+                Span(
+                    r.definition.path, r.definition.span.start_line, r.definition.span.end_line, r.definition
+                )
+                for r in rows[:limit]
+            ]
         read = read_sources(self.root, spans, max_lines)
         items, cut, missing = read.items, read.cut, read.missing
         reasons = []
         if cut:
-            reasons.append(f"{cut} of {len(items)} trimmed to {max_lines} lines: ask with a larger max_lines, or `path:line` inside the cut")
+            reasons.append(
+                f"{cut} of {len(items)} trimmed to {max_lines} lines: ask with a larger max_lines, or `path:line` inside the cut"
+            )
         if more:
-            reasons.append(f"{more} more definitions of `{shorten(target)}`: ask with a larger limit or a qualified name")
+            reasons.append(
+                f"{more} more definitions of `{shorten(target)}`: ask with a larger limit or a qualified name"
+            )
         if missing:
             reasons.append(f"cannot read {', '.join(sorted(set(missing)))[:300]}")
         notes = self._notes()
@@ -615,7 +634,9 @@ def _exact_args(target: object, deadline_s: object, limit: object) -> tuple[str,
 def _index_caveat(notes: Sequence[str]) -> str | None:
     """The note, if any, that makes an answer from the index possibly incomplete."""
     for note in notes:
-        if note.startswith(("the index is unfinished", "the index is being updated", "the last index update")):
+        if note.startswith(
+            ("the index is unfinished", "the index is being updated", "the last index update")
+        ):
             return note
     return None
 

@@ -82,7 +82,9 @@ def target(value: object) -> str:
         max_chars=MAX_PATH_CHARS,
     ).strip()
     if "\x00" in text or _CONTROL.search(text):
-        raise UsageError(f"a symbol name or path:line:col cannot contain control characters, got `{shorten(text)}`")
+        raise UsageError(
+            f"a symbol name or path:line:col cannot contain control characters, got `{shorten(text)}`"
+        )
     position(text)
     return text
 
@@ -110,7 +112,9 @@ def path(value: object, *, what: str = "a path") -> str:
     if not isinstance(value, str):
         raise UsageError(f"{what} must be a string, got {_got(value)}; e.g. `src/orders.py`")
     if len(value) > MAX_PATH_CHARS:
-        raise UsageError(f"{what} is too long ({len(value):,} characters; at most {MAX_PATH_CHARS:,}): `{shorten(value)}`")
+        raise UsageError(
+            f"{what} is too long ({len(value):,} characters; at most {MAX_PATH_CHARS:,}): `{shorten(value)}`"
+        )
     if "\x00" in value:
         raise UsageError(f"{what} cannot contain a NUL character, got `{shorten(value)}`")
     return value
@@ -137,7 +141,9 @@ def optional_count(value: object, *, what: str, low: int = 1, high: int = MAX_CO
     return None if value is None else count(value, what=what, low=low, high=high)
 
 
-def seconds(value: object, *, what: str = "deadline", low: float = 0.01, high: float = MAX_DEADLINE_S) -> float:
+def seconds(
+    value: object, *, what: str = "deadline", low: float = 0.01, high: float = MAX_DEADLINE_S
+) -> float:
     """A finite number of seconds in ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise UsageError(f"{what} must be a number of seconds, got {_got(value)}")

@@ -23,7 +23,13 @@ SHOWN_CHARS = 100
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``value`` (a path or text) for a message: :func:`storage.errors.shorten` of its text."""
-    text = os.fsdecode(value) if isinstance(value, (bytes, os.PathLike)) else value if isinstance(value, str) else str(value)
+    text = (
+        os.fsdecode(value)
+        if isinstance(value, (bytes, os.PathLike))
+        else value
+        if isinstance(value, str)
+        else str(value)
+    )
     return shorten(text, limit)
 
 
@@ -83,7 +89,9 @@ def root_relative(root: Path, path: str | os.PathLike[str]) -> str:
                 raise refusal
     except OSError as exc:  # e.g. a name longer than the file system allows
         raise FileNotInIndexError(f"no file `{shorten(path)}` under {root}: {exc.strerror}") from None
-    raise FileNotInIndexError(f"no file `{shorten(path)}` under {root}; check the path (relative to the root or cwd)")
+    raise FileNotInIndexError(
+        f"no file `{shorten(path)}` under {root}; check the path (relative to the root or cwd)"
+    )
 
 
 def open_inside(root: Path | str, path: str | os.PathLike[str]) -> int:

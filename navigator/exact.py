@@ -71,7 +71,6 @@ DEFAULT_DEADLINE_S = 30.0
 complete answer, FINDINGS.md); a warm query takes tens of milliseconds."""
 
 
-
 class ExactNavigator:
     """Exact navigation for one root. Synchronous; owns a :class:`ServerPool` unless given one
     (any :class:`~lsp.pool.LanguageServers`: the daemon's and ``nav lsp``'s shared pool, a test's fake)."""
@@ -114,11 +113,15 @@ class ExactNavigator:
         """Every reference to ``query``, definitions included and marked."""
         return self._run("references", query, deadline_s=deadline_s, limit=limit)
 
-    def callers(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None) -> Response[Hit]:
+    def callers(
+        self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None
+    ) -> Response[Hit]:
         """Call sites of ``query`` (LSP incoming calls); ``symbol`` is the calling function."""
         return self._run("callers", query, deadline_s=deadline_s, limit=limit)
 
-    def callees(self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None) -> Response[Hit]:
+    def callees(
+        self, query: str, *, deadline_s: float = DEFAULT_DEADLINE_S, limit: int | None = None
+    ) -> Response[Hit]:
         """What ``query`` calls (LSP outgoing calls), at each callee's definition."""
         return self._run("callees", query, deadline_s=deadline_s, limit=limit)
 
@@ -248,7 +251,9 @@ class ExactNavigator:
         items = sorted(hits.values(), key=lambda h: (h.path, h.line, h.col))
         if files.outside:
             n = files.outside
-            notes.append(f"{n} location{'s' * (n != 1)} outside the root left out (nav serves only files under it)")
+            notes.append(
+                f"{n} location{'s' * (n != 1)} outside the root left out (nav serves only files under it)"
+            )
         if lsp_answered:
             extra, why = possible(files, op, targets, items)
             if why:
@@ -287,7 +292,10 @@ class ExactNavigator:
         answer = self.pool.query(self.root, language, "references", positions, deadline_s=_left(deadline),
                                  rescan=False)  # fmt: skip
         if not answer.answered:
-            return (f"could not check the call hierarchy against references ({answer.reason or 'no answer'})", None)
+            return (
+                f"could not check the call hierarchy against references ({answer.reason or 'no answer'})",
+                None,
+            )
         lines = {(h.path, h.line) for h in hits.values()}
         added = 0
         for hit in self._hits(files, answer.locations, "callers", _bom_is_text(language, answer.server)):
@@ -326,6 +334,7 @@ class ExactNavigator:
             end_line, end_col = from_lsp(end_text, loc.end_line, max(0, loc.end_character - shift))
             yield hit_at(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
 
+
 def _bom_is_text(language: str, server: str | None = None) -> bool:
     """Whether the server that answers (by name; else the first installed for ``language``)
     counts a byte-order mark as a character."""
@@ -337,6 +346,8 @@ def _bom_is_text(language: str, server: str | None = None) -> bool:
 
 
 _MERGED_KINDS = frozenset({"module", "namespace"})
+
+
 def _merged_declaration(hit: Hit, group: Sequence[Target]) -> bool:
     """An implementation hit that is the asked symbol itself (its own declaration, or a
     namespace merged with an interface or class of the same name)."""
@@ -366,4 +377,3 @@ def _left(deadline: float) -> float:
 
 def _join(reasons: list[str]) -> str | None:
     return "; ".join(dict.fromkeys(reasons)) or None
-

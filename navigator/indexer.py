@@ -246,7 +246,9 @@ def index_lock(nav_dir: Path, *, timeout_s: float = 30.0) -> Iterator[None]:
 
 def _read(file: WalkedFile, root: Path) -> tuple[bytes | None, str | None]:
     try:
-        with os.fdopen(open_inside(root, file.path), "rb") as fh:  # a symlink swapped in since the walk: refused
+        with os.fdopen(
+            open_inside(root, file.path), "rb"
+        ) as fh:  # a symlink swapped in since the walk: refused
             return fh.read(), None
     except OutsideRootError:
         return None, "symlink to a file outside the root: not followed"

@@ -66,7 +66,8 @@ class MissingFolderError(FileNotFoundError):
     def __init__(self, folder: Path) -> None:
         shown = printable(str(folder))[:100]
         super().__init__(
-            errno.ENOENT, f"the folder `{shown}` does not exist (deleted or moved?); nav makes no folder above its own"
+            errno.ENOENT,
+            f"the folder `{shown}` does not exist (deleted or moved?); nav makes no folder above its own",
         )
         self.filename = str(folder)
 

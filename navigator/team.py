@@ -89,7 +89,9 @@ class _Candidates:
     def locate(self, keys: Sequence[str]) -> None:
         found = self.pg.locate(list(dict.fromkeys(k for k in keys if k not in self.locs)))
         for key, ls in found.items():
-            self.locs[key] = [x for x in ls if self.wanted is None or (x.language or "").lower() in self.wanted]
+            self.locs[key] = [
+                x for x in ls if self.wanted is None or (x.language or "").lower() in self.wanted
+            ]
 
     def number(self, loc: ChunkLoc) -> int:
         ident = (loc.key, loc.repo, loc.path)
@@ -103,7 +105,11 @@ class _Candidates:
         """Locate the legs' chunk keys and number them, at most ``depth`` keys a leg."""
         self.locate([k for ks in new.values() for k in ks])
         for leg, ks in new.items():
-            self.legs[leg] = [self.number(loc) for k in [k for k in ks if k in self.locs][: self.depth] for loc in self.locs[k]]
+            self.legs[leg] = [
+                self.number(loc)
+                for k in [k for k in ks if k in self.locs][: self.depth]
+                for loc in self.locs[k]
+            ]
 
 
 @dataclass(frozen=True)

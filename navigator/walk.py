@@ -314,9 +314,7 @@ def walk_dirs(root: Path, options: WalkOptions | None = None, *, under: str = ""
     return result.dirs
 
 
-def _specs_down_to(
-    root: str, rel_dir: str, opts: WalkOptions
-) -> list[tuple[str, _Spec]] | None:
+def _specs_down_to(root: str, rel_dir: str, opts: WalkOptions) -> list[tuple[str, _Spec]] | None:
     """The ignore rules in force inside ``rel_dir`` before its own ignore files are read, or
     None when the walk would not enter it (or one of the folders above it)."""
     specs = _root_specs(root, opts)

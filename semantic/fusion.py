@@ -33,6 +33,7 @@ __all__ = [
     "stem_match",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class ChunkMeta:
     """What the heuristics need to know about a candidate chunk."""
@@ -140,7 +141,9 @@ _TEST = re.compile(
     r"|(^|/)(test_[^/]*\.py|[^/]*_test\.[a-z]+|[^/]*\.(test|spec)\.[a-z]+|[^/]*_spec\.rb|conftest\.py)$"  # language's convention
 )
 """Not any name with "test" in it: bats-core's library ``lib/bats-core/test_functions.bash`` is not a test."""
-_VENDOR = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)")
+_VENDOR = re.compile(
+    r"(^|/)(vendor|vendored|third_party|thirdparty|node_modules|dist|build|_vendor|external)(/|$)"
+)
 _DOCS = re.compile(r"(^|/)(docs?|_?examples?|benchmarks?|benches|docs_src)(/|$)")
 
 
@@ -159,7 +162,9 @@ def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAUL
         penalty *= config.test_penalty
     if _DOCS.search(path) and not ({"doc", "example", "benchmark"} & asks):
         penalty *= config.docs_penalty
-    if path.rsplit(".", 1)[-1].lower() in config.prose_extensions and not ({"doc", "readme", "documentation"} & asks):
+    if path.rsplit(".", 1)[-1].lower() in config.prose_extensions and not (
+        {"doc", "readme", "documentation"} & asks
+    ):
         penalty *= config.prose_penalty
     if _COMPAT.search(path) and not ({"compat", "compatibility", "legacy"} & asks):
         penalty *= config.compat_penalty
@@ -244,7 +249,9 @@ def fuse(
     if view == "code":
         every = [r for rs in by_file.values() for r in rs]
         for r in every:
-            r.code_score = r.score * file_penalty(r.path, terms, config=config) + config.code_file_weight * r.file_score
+            r.code_score = (
+                r.score * file_penalty(r.path, terms, config=config) + config.code_file_weight * r.file_score
+            )
         every.sort(key=lambda r: (-r.code_score, r.id))
         return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))

@@ -225,7 +225,9 @@ class NavProtocol(LanguageServerProtocol):
             if is_request and message_type is not None and "id" not in attrs.fields_dict(message_type):
                 # pygls would handle it as the notification it is, and never answer the id
                 self._reply_error(
-                    message["id"], INVALID_REQUEST, f"`{shorten(method)}` is a notification: send it without an id"
+                    message["id"],
+                    INVALID_REQUEST,
+                    f"`{shorten(method)}` is a notification: send it without an id",
                 )
                 return
             if message_type is not None:
@@ -269,7 +271,9 @@ class NavProtocol(LanguageServerProtocol):
         self._request_futures.pop(msg_id, None)
         try:
             if future.cancelled():
-                self._reply_error(msg_id, JsonRpcRequestCancelled.CODE, f"request {shorten(msg_id)} was cancelled")
+                self._reply_error(
+                    msg_id, JsonRpcRequestCancelled.CODE, f"request {shorten(msg_id)} was cancelled"
+                )
                 return
             exc = future.exception()
             if exc is None:
@@ -285,7 +289,9 @@ class NavProtocol(LanguageServerProtocol):
                 self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})  # type: ignore[no-untyped-call]
             else:
                 log.error("internal error answering %s", msg_id, exc_info=exc)
-                self._reply_error(msg_id, -32603, f"internal error: {type(exc).__name__}: {shorten(str(exc))}")
+                self._reply_error(
+                    msg_id, -32603, f"internal error: {type(exc).__name__}: {shorten(str(exc))}"
+                )
         except Exception as exc:  # noqa: BLE001 - a reply that cannot be built still gets an error reply
             log.exception("could not send the reply to %s", msg_id)
             self._reply_error(msg_id, -32603, f"internal error sending the reply: {shorten(str(exc))}")
@@ -309,7 +315,9 @@ class _Writer:
             self.wfile.flush()
 
 
-def serve(server: Any, rfile: IO[bytes], wfile: IO[bytes], *, on_start: Callable[[], None] | None = None) -> int:
+def serve(
+    server: Any, rfile: IO[bytes], wfile: IO[bytes], *, on_start: Callable[[], None] | None = None
+) -> int:
     """Run ``server`` (a pygls server built with :class:`NavProtocol`) over a byte stream pair
     until the input ends or the editor sends ``exit``; returns the exit code (0 after a
     ``shutdown`` request, else 1, as LSP says). Frames are read on a daemon thread (a

@@ -183,7 +183,9 @@ def main(argv: list[str], *, root_arg: str | None = None, no_daemon: bool = Fals
 
             raise UsageError(f"root `{root_arg}` is not a folder; pass the repository's top folder with -C")
         params = _params(opts, root)
-        no_daemon = no_daemon or opts.get("no_daemon") or os.environ.get("NAV_NO_DAEMON") in ("1", "true", "yes")
+        no_daemon = (
+            no_daemon or opts.get("no_daemon") or os.environ.get("NAV_NO_DAEMON") in ("1", "true", "yes")
+        )
         line = None if no_daemon else entry._ask(root, "grep", params)
         value: Any = None
         if line is not None:
@@ -242,7 +244,11 @@ def _view(line: bytes) -> Any:
     if value is None or not isinstance(value.get("items"), list):
         return None
     for item in value["items"]:
-        if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not isinstance(item.get("line"), int):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("path"), str)
+            or not isinstance(item.get("line"), int)
+        ):
             return None
     return value
 
@@ -277,7 +283,9 @@ def _print(value: Any, opts: dict[str, Any], out: Any, err: Any, color: bool) ->
                 print(f"{shown}:{line}:{it['col']}:{it['text']}", file=out)
     matched = any(not it.get("context") for it in items)
     if not value.get("complete", True):
-        print(display.style(f"(incomplete: {value.get('reason')})", fg="yellow", color=err.isatty()), file=err)
+        print(
+            display.style(f"(incomplete: {value.get('reason')})", fg="yellow", color=err.isatty()), file=err
+        )
     for note in value.get("notes") or ():
         print(display.style(f"note: {note}", fg="yellow", color=err.isatty()), file=err)
     return 0 if matched else 1

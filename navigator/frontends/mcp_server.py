@@ -136,11 +136,15 @@ def build_server(nav: Verbs) -> MCPServer:
     def callees(name: str, limit: int = 50, offset: int = 0) -> str:
         return _page(_call(nav.callees, name), limit, offset)
 
-    @server.tool(description="Implementations of an interface, abstract method or base class (subclasses, overrides).")
+    @server.tool(
+        description="Implementations of an interface, abstract method or base class (subclasses, overrides)."
+    )
     def impl(name: str, limit: int = 50, offset: int = 0, precise_only: bool = False) -> str:
         return _page(_precise(_call(nav.implementations, name), precise_only), limit, offset)
 
-    @server.tool(description="The language server's signature, type and documentation for a symbol or path:line:col.")
+    @server.tool(
+        description="The language server's signature, type and documentation for a symbol or path:line:col."
+    )
     def hover(name: str) -> str:
         return render_response(_call(nav.hover, name), limit=5)
 
@@ -159,7 +163,9 @@ def build_server(nav: Verbs) -> MCPServer:
         "to read or edit, ranked; all_repos=true: every repository published to the team store "
         "(hits read repo@commit:path)."
     )
-    def search(text: str, limit: int = 10, offset: int = 0, view: str = "files", all_repos: bool = False) -> str:
+    def search(
+        text: str, limit: int = 10, offset: int = 0, view: str = "files", all_repos: bool = False
+    ) -> str:
         """``view``: "files" (where to look) or "code" (the definitions to read or edit);
         ``all_repos``: search every repository published to the team store."""
         if view not in ("files", "code"):

@@ -137,7 +137,11 @@ def is_request_id(value: Any) -> bool:
 
 
 def check_message(
-    raw: bytes | str, *, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH, array_params: bool = False
+    raw: bytes | str,
+    *,
+    max_bytes: int = MAX_MESSAGE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    array_params: bool = False,
 ) -> dict[str, Any] | Rejected:
     """One message off the wire: its JSON object when it is a usable JSON-RPC 2.0 request,
     notification or response, else what to answer. Never raises. ``array_params``: the
@@ -148,7 +152,7 @@ def check_message(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            what = f"the message is not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 4]!r})"
+            what = f"the message is not valid UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 4]!r})"
             return Rejected(PARSE_ERROR, what, _ids_in(raw.decode("utf-8", "replace"), max_depth))
     else:
         text = raw
@@ -196,13 +200,17 @@ def check_envelope(message: Any, *, array_params: bool = False) -> dict[str, Any
     is_request = "id" in message
     problem = None
     if message.get("jsonrpc") != "2.0":
-        problem = f'`jsonrpc` must be "2.0", got {_quote(message.get("jsonrpc"), missing="jsonrpc" not in message)}'
+        problem = (
+            f'`jsonrpc` must be "2.0", got {_quote(message.get("jsonrpc"), missing="jsonrpc" not in message)}'
+        )
     elif not isinstance(message["method"], str):
         problem = f"`method` must be a string, got {_quote(message['method'])}"
     elif is_request and req_id is None:
         problem = f"`id` must be a string or an integer, got {_quote(message['id'])}"
     elif "result" in message or "error" in message:
-        problem = "a message with a `method` is a request or a notification: it cannot carry `result` or `error`"
+        problem = (
+            "a message with a `method` is a request or a notification: it cannot carry `result` or `error`"
+        )
     if problem is not None:
         return Rejected(INVALID_REQUEST, problem, (req_id,), answer=is_request)
     params = message.get("params")
