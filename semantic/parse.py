@@ -82,16 +82,10 @@ def parse_definitions(path: str, text: str, language: str) -> list[SymbolDef] | 
     """The definitions :func:`parse_source` gives ``text``, without its references and chunks (a
     third of the cost: for reading many versions of many files, e.g. mining history); None where
     parse_source would not parse it (no grammar, too big or minified, over the CPU budget)."""
-    grammar = grammar_for(language)
-    text = _as_lsp_lines(text)
-    src = SourceText(text)
-    if grammar is None or len(src.src) > MAX_PARSE_BYTES:
+    parsed = _syntax_tree(_as_lsp_lines(text), language, MAX_PARSE_BYTES)
+    if isinstance(parsed, str):
         return None
-    if len(src.src) > 100_000 and len(src.src) / len(src.lines) > MAX_AVG_LINE_BYTES:
-        return None
-    tree = _parse_within(grammar.parser, src.src, PARSE_CPU_BUDGET_S)
-    if tree is None:
-        return None
+    grammar, src, tree = parsed
     return definitions(grammar, tree.root_node, src, path, language)
 
 
@@ -109,21 +103,28 @@ def _as_lsp_lines(text: str) -> str:
     return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
-def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: int) -> ParsedFile:
+def _syntax_tree(text: str, language: str, max_parse_bytes: int) -> tuple[Grammar, SourceText, Tree] | str:
+    """The grammar, positions and tree of ``text``, or why it is not parsed (the note its
+    line-window chunks carry)."""
     grammar = grammar_for(language)
     if grammar is None:
-        return fallback(path, language, text, budget, f"no tree-sitter grammar for {language}")
+        return f"no tree-sitter grammar for {language}"
     src = SourceText(text)
     if len(src.src) > max_parse_bytes:
-        return fallback(path, language, text, budget, f"not parsed: {len(src.src)} bytes is over the limit")
+        return f"not parsed: {len(src.src)} bytes is over the limit"
     if len(src.src) > 100_000 and len(src.src) / len(src.lines) > MAX_AVG_LINE_BYTES:
-        return fallback(path, language, text, budget, "not parsed: looks minified (very long lines)")
+        return "not parsed: looks minified (very long lines)"
     tree = _parse_within(grammar.parser, src.src, PARSE_CPU_BUDGET_S)
     if tree is None:
-        return fallback(
-            path, language, text, budget,
-            f"not parsed: the {language} parser took over {PARSE_CPU_BUDGET_S:g} s of CPU on it",
-        )  # fmt: skip
+        return f"not parsed: the {language} parser took over {PARSE_CPU_BUDGET_S:g} s of CPU on it"
+    return grammar, src, tree
+
+
+def _parse(path: str, text: str, language: str, budget: int, max_parse_bytes: int) -> ParsedFile:
+    parsed = _syntax_tree(text, language, max_parse_bytes)
+    if isinstance(parsed, str):
+        return fallback(path, language, text, budget, parsed)
+    grammar, src, tree = parsed
     root = tree.root_node
     notes: list[str] = []
     if root.has_error:
