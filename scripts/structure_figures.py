@@ -202,18 +202,23 @@ def _patch_target(call: ast.Call) -> str | None:
     return None
 
 
+def _upper_names(tree: ast.Module) -> set[str]:
+    """The upper-case names a module assigns at its top level (its constants)."""
+    names: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
+    return names
+
+
 def _engine_constants(root: Path) -> set[str]:
     names: set[str] = set()
     for package in PACKAGES:
         for path in _py_files(root, package):
             tree = _parse(path)
-            if tree is None:
-                continue
-            for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else []
-                if isinstance(node, ast.AnnAssign):
-                    targets = [node.target]
-                names.update(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
+            names |= _upper_names(tree) if tree else set()
     return names
 
 
@@ -265,9 +270,7 @@ def measure(root: Path) -> Figures:
     ranking_names: set[str] = set()
     for rel in RANKING_MODULES:
         tree = _parse(root / rel) if (root / rel).exists() else None
-        for node in tree.body if tree else []:
-            targets = node.targets if isinstance(node, ast.Assign) else []
-            ranking_names.update(t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper())
+        ranking_names |= _upper_names(tree) if tree else set()
     for folder in ("tests", "bench"):
         for path in sorted((root / folder).rglob("*.py")):
             if "corpora" in path.parts or "workspaces" in path.parts or "archive" in path.parts:

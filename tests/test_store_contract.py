@@ -108,9 +108,9 @@ def _publish(url: str) -> Iterator[TextStats]:
         pg.close()
 
 
-@pytest.fixture(params=["sqlite", "fake"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexQueries]:
-    if request.param == "fake":
+def _local(kind: str, tmp_path: Path) -> Iterator[Store | FakeIndex]:
+    """One checkout's index, loaded: the real SQLite store or the fake."""
+    if kind == "fake":
         fake = FakeIndex()
         _load(fake)
         yield fake
@@ -118,6 +118,11 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexQueri
     with Store(tmp_path / "idx" / "index.db") as store:
         _load(store)
         yield store
+
+
+@pytest.fixture(params=["sqlite", "fake"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IndexQueries]:
+    yield from _local(request.param, tmp_path)
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "fake"])
@@ -125,14 +130,7 @@ def stats(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TextStats]
     if request.param == "postgresql":
         yield from _publish(request.getfixturevalue("store_url"))
         return
-    if request.param == "fake":
-        fake = FakeIndex()
-        _load(fake)
-        yield fake
-        return
-    with Store(tmp_path / "idx" / "index.db") as store:
-        _load(store)
-        yield store
+    yield from _local(request.param, tmp_path)
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "fake"])
