@@ -63,8 +63,6 @@ __all__ = [
     "resolve_targets",
 ]
 
-_Files = Files
-"""The name tests and ``bench/fault_scenarios`` import this class by."""
 
 DEFAULT_DEADLINE_S = 30.0
 """Covers a cold start on a large repository (basedpyright on Django: ~5 s to a first

@@ -27,7 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from navigator import Navigator
 from navigator.confine import read_inside
 from navigator.errors import NavError, OutsideRootError, SymbolNotFoundError, UnsafeIndexDirError, UsageError
-from navigator.exact import _Files
+from navigator.exact_targets import Files
 from navigator.frontends.client import DaemonClient
 from navigator.frontends.mcp_server import build_server
 from navigator.paths import daemon_paths, ensure_nav_dir, socket_dir
@@ -116,7 +116,7 @@ def test_a_symlink_swapped_in_after_indexing_is_not_read(hostile: Path) -> None:
     util.symlink_to(hostile.parent / "secrets" / "key.py")  # same name, now leading out
     assert read_inside(hostile, "lib/util.py") is None
     assert read_inside(hostile, "app.py") is not None
-    files = _Files(nav.root, nav.exact.table)
+    files = Files(nav.root, nav.exact.table)
     assert files.lines("lib/util.py") is None and files.line("lib/util.py", 1) == ""
     assert files.lines(str(util)) is None  # absolute, as a server would report it
     with pytest.raises(OutsideRootError, match="util.py` is outside the root .* through a symlink"):

@@ -131,7 +131,7 @@ def server_follows_a_symlink(workdir: Path) -> list[FaultResult]:
 def symlink_swapped_in_after_indexing(workdir: Path) -> list[FaultResult]:
     from navigator import Navigator
     from navigator.confine import read_inside
-    from navigator.exact import _Files
+    from navigator.exact_targets import Files
 
     root = _hostile_repo(workdir)
     _write(root, {"util.py": "from app import hello\n\n\ndef twice():\n    return hello() + hello()\n"})
@@ -141,7 +141,7 @@ def symlink_swapped_in_after_indexing(workdir: Path) -> list[FaultResult]:
     (root / "util.py").symlink_to(workdir / "secrets" / "key.py")
     outputs: list[str] = []
     honest = 0
-    files = _Files(nav.root, nav.exact.table)
+    files = Files(nav.root, nav.exact.table)
     checks = [read_inside(root, "util.py") is None, files.lines("util.py") is None]
     honest += sum(checks)
     try:
