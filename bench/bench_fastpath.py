@@ -10,7 +10,10 @@ The corpus is copied to a temporary folder and indexed; this checkout's daemon s
 ``nav``s talk to the same warm daemon, so only the client process differs). ``DIR`` is another
 commit's tree (``git archive REV | tar -x -C DIR``). ``--verbs``: ``refs`` (default), a comma list,
 or ``all`` (def, refs, callers, callees, impl, hover, symbols, outline, show, status, search, find;
-outline reads ``--file``, search and find ``--query``). Each round runs ``rg`` and then every
+outline reads ``--file``, search and find ``--query``). ``--first-ask``: every verb that takes a
+name asks, in each round, about a name never asked before, so the language servers' remembered
+answers (``lsp/memo.py``) never help; without it the same name is asked every round, as an agent
+repeating a question does. Each round runs ``rg`` and then every
 process once, in that order; the table gives p50 / p90 and, per round, the ratio to the ``rg`` run
 of the same round: its median with a bootstrap 95% interval.
 """
@@ -48,6 +51,12 @@ def main() -> None:
     ap.add_argument("--verbs", default="refs", help="refs (default), a comma list, or all")
     ap.add_argument("--file", help="the file `outline` reads (root-relative)")
     ap.add_argument("--query", default="where is the configuration read", help="search/find text")
+    ap.add_argument(
+        "--first-ask",
+        action="store_true",
+        help="each verb of each round asks about a name never asked before (drawn, seeded, from the "
+        "index's functions, methods and classes defined once): nothing the daemon remembers helps",
+    )
     args = ap.parse_args()
     if shutil.which("rg") is None:
         sys.exit("ripgrep (rg) is the baseline: apt-get install ripgrep")
@@ -87,15 +96,21 @@ def main() -> None:
             for cmd, e in navs.values():
                 subprocess.run(cmd, cwd=root, env=e, check=False, capture_output=True)
         times: dict[str, list[float]] = {"rg": [], **{k: [] for k in navs}}
+        fresh = iter(_unasked_names(root, args.runs * len(navs), args.name) if args.first_ask else [])
         for _ in range(args.runs):
             times["rg"].append(timed(["rg", "-w", args.name, "."], root, env))
             for k, (cmd, e) in navs.items():
+                verb = k.rsplit(" ", 1)[-1]
+                if args.first_ask and argv[verb] == [args.name]:
+                    cmd = [*cmd[:-1], next(fresh)]
                 times[k].append(timed(cmd, root, e))
     finally:
         subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    row: dict[str, object] = {"corpus": args.corpus.name, "name": args.name, "runs": args.runs}
-    print(f"{args.corpus.name}, `{args.name}`, {args.runs} rounds")
+    row: dict[str, object] = {"corpus": args.corpus.name, "name": args.name, "runs": args.runs,
+                              "first_ask": args.first_ask}  # fmt: skip
+    how = ", each verb on a name never asked before" if args.first_ask else ""
+    print(f"{args.corpus.name}, `{args.name}`, {args.runs} rounds{how}")
     print("| process | p50 / p90 | ratio to rg, per round: median [95% CI] |")
     print("|---|---|---|")
     for k, xs in times.items():
@@ -106,6 +121,27 @@ def main() -> None:
         shown = "1" if k == "rg" else f"{statistics.median(ratios):.2f}× [{lo:.2f}, {hi:.2f}]"
         print(f"| {k} | {statistics.median(xs):.1f} / {pct(xs, 0.9):.1f} ms | {shown} |")
     print(json.dumps(row))
+
+
+def _unasked_names(root: Path, n: int, skip: str) -> list[str]:
+    """``n`` distinct names of functions, methods and classes defined once in ``root``'s index
+    (seeded draw), for rounds in which no answer can come from what the daemon remembers."""
+    import random
+
+    from navigator.api import Navigator
+
+    nav = Navigator(root, refresh=False)
+    try:
+        rows = nav.store.symbols(kinds=("function", "method", "class"), limit=1_000_000)
+    finally:
+        nav.close()
+    count: dict[str, int] = {}
+    for r in rows:
+        count[r.definition.name] = count.get(r.definition.name, 0) + 1
+    once = sorted(k for k, c in count.items() if c == 1 and k != skip and k.isidentifier() and len(k) > 3)
+    if len(once) < n:
+        sys.exit(f"only {len(once)} names defined once in {root}; ask for fewer --runs")
+    return random.Random(19).sample(once, n)
 
 
 if __name__ == "__main__":

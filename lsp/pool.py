@@ -330,6 +330,7 @@ class ServerPool:
             "alive": session.alive,
             "ready": session.ready.is_set(),
             "ready_after_s": None if session.ready_at is None else session.ready_at - session.started_at,
+            "answers_remembered": session.memo.served,
         }
 
     def states(self, root: Path) -> dict[str, str]:
@@ -654,6 +655,14 @@ class ServerPool:
                 return _partial(locations, texts, server, done)
             if session.definition.open_to_ask:
                 session.ensure_open(pos.path)
+            memo_key = (op, pos)
+            remembered = session.memo.get(memo_key) if session.quiet.is_set() else None
+            if remembered is not None:
+                locations += remembered[0]
+                if remembered[1]:
+                    texts.append(remembered[1])
+                continue
+            epoch = session.memo.epoch
             try:
                 try:
                     found, text = await ask_one(session, op, pos, remaining)
@@ -686,6 +695,8 @@ class ServerPool:
             except RequestFailed as exc:
                 return LspAnswer(tuple(locations), complete=False, reason=str(exc), server=server,
                                  answered=bool(locations), text="\n\n".join(texts) or None)  # fmt: skip
+            if session.quiet.is_set():
+                session.memo.put(memo_key, (tuple(found), text), epoch)
             locations += found
             if text:
                 texts.append(text)

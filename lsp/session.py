@@ -38,6 +38,8 @@ from multilspy.lsp_protocol_handler.server import (
     make_request,
 )
 
+from lsp.answers import Location
+from lsp.memo import AnswerMemo
 from lsp.registry import ServerDefinition
 
 __all__ = ["ServerSession", "ServerExited", "RequestFailed", "FileState"]
@@ -118,6 +120,9 @@ class ServerSession:
         """Editor buffers (absolute path -> text) that stand in for the disk; the pool shares one
         dict per root with its sessions (:meth:`ServerPool.set_buffer`)."""
         self._overlay_sent: dict[str, str] = {}
+        self.memo: AnswerMemo[tuple[tuple[Location, ...], str | None]] = AnswerMemo()
+        """Answers this server gave twice alike with nothing told to it in between; every
+        document or file change sent to it forgets them all."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -524,6 +529,7 @@ class ServerSession:
             for path in gone:
                 changes.append({"uri": _uri(Path(path)), "type": 3})
                 if self._opened.pop(path, None) is not None:
+                    self.memo.changed()
                     handler.notify.did_close_text_document({"textDocument": {"uri": _uri(Path(path))}})
             if paths is None:
                 self._known = now
@@ -532,6 +538,7 @@ class ServerSession:
                 for path in gone:
                     self._known.pop(path, None)
             if changes:
+                self.memo.changed()
                 handler.notify.did_change_watched_files({"changes": changes})
                 # Changed files are opened with their new text: an open document's content is
                 # authoritative for every server, whatever it does with file watching.
@@ -585,6 +592,7 @@ class ServerSession:
         if text is None or self._handler is None:
             return
         self._opened[path] = 1
+        self.memo.changed()  # a newly opened file may load another project (tsserver)
         self._handler.notify.did_open_text_document(
             {"textDocument": {"uri": _uri(Path(path)), "languageId": self.definition.language_id(path),
                               "version": 1, "text": text}}
@@ -596,6 +604,7 @@ class ServerSession:
             return
         version = self._opened[path] + 1
         self._opened[path] = version
+        self.memo.changed()
         self._handler.notify.did_change_text_document(
             {"textDocument": {"uri": _uri(Path(path)), "version": version},
              "contentChanges": [{"text": text}]}

@@ -26,7 +26,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,6 +123,10 @@ class Navigator:
         self.store_url = store_url
         self._teams: dict[str, TeamStore] = {}
         """Open team stores by URL, least recently asked first."""
+        self.watched_changes: Callable[[], int | None] | None = None
+        """Set by a process whose file watcher keeps the index fresh (the daemon): how many files
+        it saw change that are not indexed yet (None: it does not know). ``status`` then counts
+        stale files from it instead of walking the tree."""
         self.search_embed_budget_s: float | None = None
         """Ignored: a search never embeds chunks (``embed()``, ``nav index --embed`` and the
         daemon's background loop do). Kept so callers that set it keep working."""
@@ -231,9 +235,13 @@ class Navigator:
             languages=stats.languages,
             last_run_complete=stats.last_run_complete,
             last_indexed_at=stats.last_run_finished_at,
-            stale_files=stale_count(self.root, store, self.walk_options) if stats.files else 0,
+            stale_files=self._stale_files(store) if stats.files else 0,
             notes=tuple(notes),
         )
+
+    def _stale_files(self, store: Store) -> int:
+        watched = self.watched_changes() if self.watched_changes is not None and not self.refresh else None
+        return watched if watched is not None else stale_count(self.root, store, self.walk_options)
 
     # -- symbol table ----------------------------------------------------------------------
 

@@ -10,18 +10,20 @@ with the identifier under it. :class:`Files` is one request's view of the files 
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from lsp.positions import split_lines
-from navigator.confine import confine, is_inside, read_text_inside
+from navigator.confine import confine, is_inside, open_inside, read_text_inside
 from navigator.walk import looks_secret
 from semantic.languages import detect_language
 from storage.db import RefRow, Store, SymbolRow
-from storage.errors import SymbolNotFoundError, UsageError, shorten
+from storage.errors import OutsideRootError, SymbolNotFoundError, UsageError, shorten
 
 _POSITION = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -205,6 +207,42 @@ def _position_target(root: Path, path: str, line: int, col: int | None, *, table
     return Target(path=path, line=line, col=col, name=name, language=language)
 
 
+_LINES_MEMO: dict[tuple[int, int, int, int, int], tuple[list[str], bool]] = {}
+_LINES_MEMO_FILES = 512
+_SETTLED_S = 2.0  # a file changed within this long may change again within the clock's tick
+
+
+def disk_lines(root: Path, path: Path) -> tuple[list[str], bool] | None:
+    """The lines of the file ``path`` (under ``root``: :func:`open_inside` checks the file it
+    opened) and whether it starts with a byte-order mark (which the lines leave out), or None.
+    Split files are remembered by what ``fstat`` says of the file opened (device, inode, size,
+    mtime, ctime), so asking again for an unchanged file costs an open and a stat, not a read and
+    a split; a file changed within the last :data:`_SETTLED_S` seconds is not remembered (two
+    writes inside one clock tick can leave the same times: git's "racy" rule). The list is
+    shared: callers read it, never change it."""
+    try:
+        fd = open_inside(root, path)
+    except (OSError, OutsideRootError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            st = os.fstat(fd)
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            held = _LINES_MEMO.get(key)
+            if held is not None:
+                return held
+            data = fh.read()
+        except OSError:
+            return None
+    text = data.decode("utf-8", errors="replace")
+    got = (split_lines(text), text.startswith("\ufeff"))
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_S * 1e9:
+        if len(_LINES_MEMO) >= _LINES_MEMO_FILES:
+            _LINES_MEMO.pop(next(iter(_LINES_MEMO)), None)  # the oldest
+        _LINES_MEMO[key] = got
+    return got
+
+
 class Files:
     """Per-request cache of file lines and symbol rows."""
 
@@ -240,10 +278,10 @@ class Files:
             if buffer is not None:
                 self._lines[path] = split_lines(buffer)
         if path not in self._lines:
-            text = read_text_inside(self.root, self.absolute(path))  # never outside the root
-            if text is not None and text.startswith("\ufeff"):
+            got = disk_lines(self.root, self.absolute(path))  # never outside the root
+            if got is not None and got[1]:
                 self.bom.add(path)
-            self._lines[path] = split_lines(text) if text is not None else None
+            self._lines[path] = got[0] if got is not None else None
         return self._lines[path]
 
     def bom_shift(self, path: str, line: int, bom_is_text: bool) -> int:

@@ -11,10 +11,10 @@ and returns nav's result types. No I/O of their own, no freshness, no notes: the
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import time
 from typing import Any
 
+from navigator.close_names import NameTable, subsequence, table_for
 from navigator.results import GrepHit, MapEntry, OutlineEntry, RepoMap, Symbol
 from storage.errors import FileNotInIndexError
 from storage.query import IndexQueries, SymbolRow
@@ -23,6 +23,17 @@ _KIND_WEIGHT = {
     "class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 1,
     "function": 1, "method": 2, "constant": 2, "module": 3, "field": 4,
 }  # fmt: skip
+
+
+def name_table(store: IndexQueries) -> NameTable:
+    """Every symbol name of ``store``'s index with what finds close ones fast, kept while the
+    index's files are unchanged (:meth:`~storage.query.IndexQueries.files_signature`)."""
+    index = getattr(store, "path", None)
+    if index is None:  # an index in memory (a test's fake): nothing to tell one from another by
+        return NameTable(store.symbol_names())
+    state = store.files_signature()
+    table = table_for(index, state)
+    return table if table is not None else table_for(index, state, store.symbol_names()) or NameTable([])
 
 
 def to_symbol(row: SymbolRow) -> Symbol:
@@ -76,12 +87,13 @@ def resolve(store: IndexQueries, name: str) -> list[SymbolRow]:
 def suggestions(store: IndexQueries, name: str, *, limit: int = 5) -> list[str]:
     """Close symbol names, each with where it is defined: "`createSalesOrder` (src/orders.py:41)"."""
     last = name.replace("::", ".").rsplit(".", 1)[-1]
-    names = store.symbol_names()
+    table = name_table(store)
+    names = table.names
     lowered = {n.lower(): n for n in names}
     picks: list[str] = []
     if last.lower() in lowered and lowered[last.lower()] != last:
         picks.append(lowered[last.lower()])
-    picks += difflib.get_close_matches(last, names, n=limit, cutoff=0.6)
+    picks += table.close_matches(last, n=limit, cutoff=0.6)
     low = last.lower()
     if len(picks) < limit and len(low) >= 3:
         picks += sorted((n for n in names if low in n.lower()), key=len)[:limit]
@@ -114,9 +126,9 @@ def ranked_symbols(store: IndexQueries, pattern: str, *, limit: int) -> list[Sym
     for row in store.symbols_fts(fts_query(pat, mode="AND"), limit=500):
         candidates.setdefault(row.id, row)
     if len(candidates) < limit:
-        names = store.symbol_names()
-        close = set(difflib.get_close_matches(pat, names, n=limit, cutoff=0.6))
-        close |= {n for n in names if _subsequence(low, n.lower())}
+        table = name_table(store)
+        close = set(table.close_matches(pat, n=limit, cutoff=0.6))
+        close |= set(table.subsequences(low))
         for n in list(close)[:2000]:
             for row in store.symbols_by_name(n):
                 candidates.setdefault(row.id, row)
@@ -134,7 +146,7 @@ def ranked_symbols(store: IndexQueries, pattern: str, *, limit: int) -> list[Sym
             tier = 3
         elif low in qn.lower():
             tier = 4
-        elif _subsequence(low, name.lower()):
+        elif subsequence(low, name.lower()):
             tier = 6
         else:
             tier = 5  # word match through FTS or a close spelling
@@ -222,10 +234,3 @@ def repo_map(store: IndexQueries, tokens: int, *, started: float) -> RepoMap:
         total_symbols=len(defs),
         elapsed_ms=(time.perf_counter() - started) * 1e3,
     )
-
-
-def _subsequence(needle: str, hay: str) -> bool:
-    if len(needle) < 3:
-        return False
-    it = iter(hay)
-    return all(ch in it for ch in needle)

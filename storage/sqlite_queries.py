@@ -45,6 +45,7 @@ __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 
 _FTS_TABLE: dict[str, str] = {"chunks": "chunks_fts", "symbols": "symbols_fts"}
 _BATCH = 500
+_FILE_SYMBOLS_MEMO = 512  # files whose symbols one connection remembers
 
 SYMBOL_COLUMNS = (
     "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
@@ -114,6 +115,8 @@ def _kinds_literal(kinds: Sequence[str]) -> str:
 
 class IndexReads:
     """The read queries of one index database (and its vector cache's writes)."""
+
+    _symbols_memo: tuple[tuple[int, int], dict[str, list[SymbolRow]]] | None = None
 
     if TYPE_CHECKING:
         path: Path
@@ -327,7 +330,26 @@ class IndexReads:
         )
 
     def symbols_in_file(self, path: str) -> list[SymbolRow]:
-        return self._symbols("f.path = ?", (path,), limit=100_000)
+        """A file's symbols; remembered per connection while the database is unchanged (an
+        exact answer asks for the symbols of every file its hits are in, request after request)."""
+        memo = self._file_symbols_memo()
+        rows = memo.get(path)
+        if rows is None:
+            rows = self._symbols("f.path = ?", (path,), limit=100_000)
+            if len(memo) >= _FILE_SYMBOLS_MEMO:
+                del memo[next(iter(memo))]  # the oldest
+            memo[path] = rows
+        return list(rows)
+
+    def _file_symbols_memo(self) -> dict[str, list[SymbolRow]]:
+        """The memo of :meth:`symbols_in_file`, emptied when anything was committed since: by
+        another connection (``PRAGMA data_version`` moves) or by this one (``total_changes``)."""
+        state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
+        held = getattr(self, "_symbols_memo", None)
+        if held is None or held[0] != state:
+            held = (state, {})
+            self._symbols_memo = held
+        return held[1]
 
     def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
         if not match:

@@ -211,6 +211,7 @@ def test_lean_answers_print_what_the_click_cli_prints(root: Path, client: Daemon
         ["search", "create", "a", "sales", "order"],
         ["find", "who", "calls", "`create_sales_order`"],
         ["find", "Order"],
+        ["status"],
     ):
         fast, slow = _nav(root, *args), _cli(root, *args)
         assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), (
@@ -222,10 +223,11 @@ def test_lean_answers_print_what_the_click_cli_prints(root: Path, client: Daemon
         ["outline", "orders.py", "--json"],
         ["show", "Order", "--json"],
         ["search", "sales", "order", "--json"],
+        ["status", "--json"],
     ):
         fast_data, slow_data = json.loads(_nav(root, *args).stdout), json.loads(_cli(root, *args).stdout)
-        fast_data.pop("elapsed_ms")
-        slow_data.pop("elapsed_ms")
+        fast_data.pop("elapsed_ms", None)
+        slow_data.pop("elapsed_ms", None)
         assert fast_data == slow_data, args
 
 
@@ -234,7 +236,15 @@ def test_every_lean_verb_imports_only_the_lean_path(root: Path, client: DaemonCl
     no language-server client (the fast path of issue 19: `nav hover` imported multilspy)."""
     client.connect()
     assert client.references("create_sales_order", deadline_s=90).complete
-    heavy = {"click", "multilspy", "sqlite_utils", "numpy", "navigator.api", "lsp.pool", "navigator.frontends.client"}
+    heavy = {
+        "click",
+        "multilspy",
+        "sqlite_utils",
+        "numpy",
+        "navigator.api",
+        "lsp.pool",
+        "navigator.frontends.client",
+    }
     for args in (
         ["hover", "create_sales_order"],
         ["show", "Order"],
@@ -242,6 +252,8 @@ def test_every_lean_verb_imports_only_the_lean_path(root: Path, client: DaemonCl
         ["outline", "orders.py"],
         ["search", "sales", "order"],
         ["find", "Order"],
+        ["status"],
+        ["status", "--json"],
     ):
         proc = _nav(root, *args, importtime=True)
         assert proc.returncode == 0, (args, proc.stderr[-2000:])
@@ -273,3 +285,13 @@ def test_a_bad_root_is_a_clear_error(tmp_path: Path) -> None:
         proc = _nav(bad, "refs", "x")
         assert proc.returncode == 2 and str(bad) in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_status_with_a_team_store_configured_is_the_click_commands(root: Path, client: DaemonClient) -> None:
+    """The store line needs the configuration read (tomllib): the lean path leaves it to click."""
+    client.connect()
+    (root / ".nav.toml").write_text('[store]\nurl = "postgresql://nav:secret@db.example/nav"\n')
+    fast, slow = _nav(root, "status"), _cli(root, "status")
+    assert fast.returncode == slow.returncode == 0, fast.stderr
+    assert "store:" in fast.stdout and "secret" not in fast.stdout
+    assert fast.stdout.splitlines()[:3] == slow.stdout.splitlines()[:3]

@@ -225,6 +225,7 @@ class Daemon:
             if self.watch:
                 self._start_watcher()
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
+            self.nav.watched_changes = self._unindexed_changes
             threading.Thread(target=self._initial_index, name="nav-initial-index", daemon=True).start()
             threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True).start()
             if self.embed_background:
@@ -383,6 +384,15 @@ class Daemon:
         self.last_sync_s = time.perf_counter() - started
         self.syncs += 1
         self.embedder.wake.set()
+
+    def _unindexed_changes(self) -> int | None:
+        """Paths the watcher saw change that are not indexed yet (None: not watching, or it
+        does not know which: ``status`` walks the tree then)."""
+        if not self.watching:
+            return None
+        with self._sync_cond:
+            changed = self._changed
+            return None if changed is None else len(changed)
 
     def wait_fresh(self, timeout_s: float = 5.0) -> bool:
         """Block until no change seen by the watcher is waiting to be indexed (bounded)."""

@@ -298,6 +298,104 @@ def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
     return _print(resp, value, command, name, what, as_json, out, err, color_out, color_err)
 
 
+_STATUS = (
+    "root", "index_path", "indexed", "files", "symbols", "chunks", "refs", "languages",
+    "last_run_complete", "last_indexed_at", "stale_files", "notes",
+)  # fmt: skip  # navigator.results.Status's fields
+_ENV_STORE = "NAV_STORE"  # navigator.config.ENV_STORE
+
+
+def _parse_status(argv: list[str]) -> tuple[str | None, bool] | None:
+    """(root, as_json) for ``nav [-C ROOT] status [--json]``, else None."""
+    args = list(argv)
+    root: str | None = None
+    if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
+        root, args = args[1], args[2:]
+    elif args and args[0].startswith("--root="):
+        root, args = args[0].split("=", 1)[1], args[1:]
+    if args == ["status"]:
+        return root, False
+    return (root, True) if args == ["status", "--json"] else None
+
+
+def _store_configured(root: str) -> bool:
+    """Whether a team store may be configured (``NAV_STORE``, ``.nav.toml``, ``[tool.nav]``):
+    the click command prints its line, so it answers (reading the configuration takes tomllib)."""
+    if (os.environ.get(_ENV_STORE) or "").strip() or os.path.lexists(os.path.join(root, ".nav.toml")):
+        return True
+    try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as fh:
+            return b"tool.nav" in fh.read()
+    except OSError:
+        return False
+
+
+def _fast_status(root_arg: str | None, as_json: bool) -> int | None:
+    """``nav status`` from a running daemon, printed as the click command prints it; None when
+    the click command must answer (no daemon, a store configured, an unusual reply)."""
+    root = find_root(os.getcwd()) if not root_arg else _resolved_dir(root_arg)
+    if root is None or _store_configured(root):
+        return None
+    line = _ask(root, "status", {"__args__": []})
+    if line is None or not line.endswith(b"\n"):
+        return None
+    got = _status_value(line)
+    if got is None:
+        return None
+    out = sys.stdout
+    if as_json:
+        from navigator.frontends import fastjson
+
+        print(fastjson.dumps(got, ensure_ascii=False, allow_nan=True), file=out)
+        return 0
+    from navigator.frontends import display
+
+    print(f"root:     {got['root']}", file=out)
+    print(f"index:    {got['index_path']}", file=out)
+    if not got["indexed"]:
+        print("state:    not indexed (run `nav index`)", file=out)
+        return 0
+    import time
+
+    at = got["last_indexed_at"]
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "?"
+    print(
+        f"indexed:  {got['files']} files, {got['symbols']} symbols, {got['chunks']} chunks, "
+        f"{got['refs']} references",
+        file=out,
+    )
+    langs = ", ".join(f"{k} {v}" for k, v in sorted(got["languages"].items(), key=lambda kv: -kv[1]))
+    print(f"languages: {langs}", file=out)
+    print(f"last run: {'complete' if got['last_run_complete'] else 'INCOMPLETE'} at {when}", file=out)
+    print(f"stale:    {got['stale_files']} files changed since (indexed again on the next query)", file=out)
+    color = out.isatty()
+    for note in got["notes"]:
+        print(display.style(f"note: {note}", fg="yellow", color=color), file=out)
+    return 0
+
+
+def _status_value(line: bytes) -> dict[str, Any] | None:
+    """The ``Status`` a daemon replied with, when it has this nav's fields and types."""
+    from navigator.frontends import fastjson
+
+    try:
+        reply = fastjson.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
+    if not isinstance(env, dict) or env.get("type") != "navigator.results:Status":
+        return None
+    value = env.get("value")
+    if not isinstance(value, dict) or tuple(value) != _STATUS:
+        return None
+    if not isinstance(value["languages"], dict) or not isinstance(value["notes"], list):
+        return None
+    at = value["last_indexed_at"]
+    if at is not None and not isinstance(at, (int, float)):
+        return None
+    return value
+
+
 def _resolved_dir(root_arg: str) -> str | None:
     """``-C ROOT`` resolved when it is a folder; None sends it to the client, which names
     what is wrong with it."""
@@ -447,6 +545,15 @@ def run() -> None:  # pragma: no cover - console-script entry; tested through su
     parsed = None
     if os.environ.get("NAV_NO_DAEMON") not in ("1", "true", "yes"):
         parsed = _parse(sys.argv[1:])
+        status = _parse_status(sys.argv[1:]) if parsed is None else None
+        if status is not None and daemon_possible(status[0] or find_root(os.getcwd())):
+            try:
+                done = _fast_status(*status)
+            except (OSError, KeyboardInterrupt):
+                done = None  # the click command answers, and says what is wrong
+            if done is not None:
+                sys.stdout.flush()
+                os._exit(done)
     if parsed is not None and not daemon_possible(parsed[0] or find_root(os.getcwd())):
         parsed = None  # no daemon can live in a read-only .nav: the click CLI runs in-process
     if parsed is None:
