@@ -238,24 +238,34 @@ _SNIPPET_LINES = 8
 
 def snippet(text: str) -> str:
     """A hit's first lines: leading blank lines dropped, at most eight."""
+    return snippet_at(text, 1)[0]
+
+
+def snippet_at(text: str, first_line: int) -> tuple[str, int]:
+    """:func:`snippet` of ``text`` whose first line is file line ``first_line``, and the file
+    line the snippet starts at (after the blank lines it drops)."""
     lines = [ln.rstrip() for ln in text.splitlines()]
+    dropped = 0
     while lines and not lines[0].strip():
         lines.pop(0)
-    return "\n".join(lines[:_SNIPPET_LINES])
+        dropped += 1
+    return "\n".join(lines[:_SNIPPET_LINES]), first_line + dropped
 
 
 def chunk_hit(r: Ranked, row: ChunkText) -> SearchHit:
     """A files-view hit: the chunk, scored by its file."""
+    text, at = snippet_at(row.text, row.start_line)
     return SearchHit(
         path=row.path,
         start_line=row.start_line,
         end_line=row.end_line,
         symbol=row.symbol,
         signature=row.signature,
-        snippet=snippet(row.text),
+        snippet=text,
         score=round(r.file_score, 6),
         language=row.language,
         ranks=dict(r.ranks),
+        snippet_line=at,
     )
 
 
@@ -335,16 +345,18 @@ def code_view(
             seen.add(key)
             lo = max(int(s_line), row.start_line) - row.start_line
             score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
+            text, at = snippet_at("\n".join(lines[lo:]), row.start_line + lo)
             hit = SearchHit(
                 path=row.path,
                 start_line=int(s_line),
                 end_line=int(e_line),
                 symbol=qn,
                 signature=sig,
-                snippet=snippet("\n".join(lines[lo:])),
+                snippet=text,
                 score=round(score, 6),
                 language=row.language,
                 ranks=dict(r.ranks),
+                snippet_line=at,
             )
             scored.append((score, len(scored), hit))
     scored.sort(key=lambda t: (-t[0], t[1]))

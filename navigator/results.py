@@ -70,6 +70,10 @@ class SearchHit:
     language: str | None = None
     ranks: dict[str, int] = field(default_factory=dict)
     """Which legs found it, at what 1-based rank (``{"bm25": 3, "vector": 1}``)."""
+    snippet_line: int = 0
+    """The file line the snippet's first line is (1-based): a hit spans a whole definition
+    (``start_line``-``end_line``) but its snippet can start inside it — at the chunk that
+    matched, after leading blank lines. 0: not known (an older daemon's answer)."""
 
 
 @dataclass(frozen=True, slots=True)

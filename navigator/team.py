@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from navigator.config import Config, resolve_store_url
-from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet, unlisted
+from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet_at, unlisted
 from navigator.results import Response, SearchHit, Symbol
 from semantic.analysis import QueryTerms, query_terms
-from semantic.fusion import ChunkMeta
+from semantic.fusion import ChunkMeta, Ranked
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.errors import NavError, UsageError
 from storage.pg import (
@@ -539,23 +539,7 @@ class TeamStore:
                 complete, reason = False, "; ".join(r for r in (reason, f"path leg unavailable: {exc}") if r)
         ranked = rank(Candidates(cand.legs, cand.meta, path_leg, reps), terms, k=k, config=cfg)
         by_id = cand.by_id
-        hits = tuple(
-            TeamHit(
-                path=by_id[r.id].path,
-                start_line=by_id[r.id].start_line,
-                end_line=by_id[r.id].end_line,
-                symbol=by_id[r.id].symbol,
-                signature=by_id[r.id].signature,
-                snippet=snippet(by_id[r.id].text),
-                score=round(r.file_score, 6),
-                language=by_id[r.id].language,
-                ranks=dict(r.ranks),
-                repo=by_id[r.id].repo,
-                commit=by_id[r.id].commit,
-                branch=by_id[r.id].branch,
-            )
-            for r in ranked
-        )
+        hits = tuple(_team_hit(r, by_id[r.id]) for r in ranked)
         return Response(
             items=hits,
             complete=complete,
@@ -633,6 +617,25 @@ class TeamStore:
 
 
 # -- what the Navigator delegates --------------------------------------------------------------
+
+
+def _team_hit(r: Ranked, loc: ChunkLoc) -> TeamHit:
+    text, at = snippet_at(loc.text, loc.start_line)
+    return TeamHit(
+        path=loc.path,
+        start_line=loc.start_line,
+        end_line=loc.end_line,
+        symbol=loc.symbol,
+        signature=loc.signature,
+        snippet=text,
+        score=round(r.file_score, 6),
+        language=loc.language,
+        ranks=dict(r.ranks),
+        snippet_line=at,
+        repo=loc.repo,
+        commit=loc.commit,
+        branch=loc.branch,
+    )
 
 
 def _fallback_note(exc: StoreError) -> str:

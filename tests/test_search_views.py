@@ -108,3 +108,30 @@ def test_mcp_search_tool_takes_a_view(root: Path) -> None:
         out = asyncio.run(server.call_tool("search", {"text": QUERY, "limit": 2, "view": "code"}))
     text = json.dumps(out, default=str)
     assert "refund_order" in text and "refund_shipping" in text
+
+
+def test_every_hit_says_the_file_line_its_snippet_starts_at(tmp_path: Path) -> None:
+    """A hit spans a whole definition, its snippet may start inside it (at the chunk that matched):
+    ``snippet_line`` places it — the file's line there is the snippet's first line (issue 18)."""
+    body = "".join(f"    step_{i} = compute(order, {i})\n" for i in range(400))
+    files = {
+        "shop/long.py": "def settle_everything(order):\n\n" + body + "    zanzibar_ledger_flush(order)\n",
+        "shop/short.py": "\n\n\ndef zanzibar_helper():\n    return 'ledger'\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    with Navigator(tmp_path) as nav:
+        nav.index()
+        answers = [nav.search("zanzibar ledger flush", k=5, view=v) for v in ("files", "code")]
+    inside = False
+    for resp in answers:
+        assert resp.items
+        for hit in resp.items:
+            lines = (tmp_path / hit.path).read_text().splitlines()
+            assert hit.start_line <= hit.snippet_line <= hit.end_line, hit
+            assert lines[hit.snippet_line - 1].rstrip() == hit.snippet.splitlines()[0], hit
+            inside |= hit.snippet_line > hit.start_line
+    code_hit = next(h for h in answers[1].items if h.symbol == "settle_everything")
+    assert code_hit.start_line == 1 and code_hit.snippet_line > 300  # the chunk that matched, far inside
+    assert inside

@@ -65,6 +65,7 @@ _ITEMS = {
     "navigator.results:OutlineEntry": ("symbol", "depth"),
     "navigator.results:SearchHit": (
         "path", "start_line", "end_line", "symbol", "signature", "snippet", "score", "language", "ranks",
+        "snippet_line",
     ),
     "navigator.results:Found": (
         "path", "line", "col", "end_line", "kind", "code", "symbol", "score", "ranks", "signature",

@@ -45,8 +45,9 @@ def grep_line(h: GrepHit) -> str:
 def search_line(h: SearchHit) -> str:
     legs = ", ".join(f"{k}#{v}" for k, v in sorted(h.ranks.items(), key=lambda kv: kv[1]))
     name = f"  {h.symbol}" if h.symbol else ""
-    first = h.snippet.strip().splitlines()[0] if h.snippet.strip() else ""
-    return f"{_origin(h)}{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {first}"
+    first = h.snippet.splitlines()[0].strip() if h.snippet.strip() else ""
+    at = f"{h.snippet_line}: " if h.snippet_line else ""  # where the shown line is, inside the span
+    return f"{_origin(h)}{printable(h.path)}:{h.start_line}-{h.end_line}{name}  [{legs}]\n    {at}{first}"
 
 
 def found_line(f: Found) -> str:
