@@ -57,6 +57,12 @@ def main() -> None:
         help="each verb of each round asks about a name never asked before (drawn, seeded, from the "
         "index's functions, methods and classes defined once): nothing the daemon remembers helps",
     )
+    ap.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="the daemon embeds nothing (NAV_DAEMON_NO_EMBED=1): search and find answer from the "
+        "lexical legs, and no background embedding shares the CPU with the timing",
+    )
     args = ap.parse_args()
     if shutil.which("rg") is None:
         sys.exit("ripgrep (rg) is the baseline: apt-get install ripgrep")
@@ -64,6 +70,8 @@ def main() -> None:
     root = tmp / args.corpus.name
     shutil.copytree(args.corpus, root, ignore=shutil.ignore_patterns(".nav"))
     base_env = {k: v for k, v in os.environ.items() if k != "NAV_NO_DAEMON"}
+    if args.no_embed:
+        base_env["NAV_DAEMON_NO_EMBED"] = "1"
     env = {**base_env, "PYTHONPATH": str(REPO)}
     every = [
         "def",
@@ -108,7 +116,7 @@ def main() -> None:
         subprocess.run([*nav, "daemon", "stop"], env=env, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
     row: dict[str, object] = {"corpus": args.corpus.name, "name": args.name, "runs": args.runs,
-                              "first_ask": args.first_ask}  # fmt: skip
+                              "first_ask": args.first_ask, "no_embed": args.no_embed}  # fmt: skip
     how = ", each verb on a name never asked before" if args.first_ask else ""
     print(f"{args.corpus.name}, `{args.name}`, {args.runs} rounds{how}")
     print("| process | p50 / p90 | ratio to rg, per round: median [95% CI] |")

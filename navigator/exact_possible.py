@@ -146,6 +146,8 @@ def possible(
             )
             if attribute != is_member and (is_member or members.get(name, True)):
                 continue
+            if attribute and _module_path(line_text, start, _language(files, ref.path)):
+                continue  # `from urllib.request import`: a module's name, no attribute of anything
             called = is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript
             if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
                 continue
@@ -296,6 +298,21 @@ def _is_member(files: Files, target: Target) -> bool:
         else:
             return files.line(target.path, target.line)[: target.col - 1].rstrip().endswith(".")
     return kind in _MEMBER_KINDS
+
+
+def _module_path(line_text: str, col0: int, language: str | None) -> bool:
+    """Whether the 0-based column ``col0`` of a Python line is inside an import's module path
+    (``from a.b import c``: before ``import``; ``import a.b [as c]``: anywhere before ``as``)."""
+    if language != "python":
+        return False
+    head = line_text.lstrip()
+    if head.startswith("from "):
+        end = line_text.find(" import", len(line_text) - len(head))
+        return end < 0 or col0 < end
+    if head.startswith("import "):
+        alias = line_text.find(" as ", len(line_text) - len(head))
+        return alias < 0 or col0 < alias
+    return False
 
 
 def is_import(line_text: str) -> bool:

@@ -40,6 +40,14 @@ def later(thing):
 class Basket:
     def total(self):  # same name, no relation to Priced the server can see
         return 0
+
+
+# module paths, not attribute uses (issue 19: `from urllib.request import` for Session.request)
+from email.total import (  # noqa: E402
+    thing,
+)
+import json.total  # noqa: E402
+import xml.total as alias  # noqa: E402
 '''
 
 
