@@ -38,6 +38,7 @@ import json
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,16 +100,22 @@ def parse_changes(assignments: list[str]) -> dict[str, Any]:
     return changes
 
 
-def instance_index(root: Path, inst: dict[str, Any]) -> Path:
+def instance_index(root: Path, inst: dict[str, Any], trees: str = "trees") -> Path:
     """The cached index of one instance's base commit, built (checkout + incremental index of the
-    repository's working store + a copy) when missing."""
+    repository's working store + a copy) when missing. ``trees``: the folder under ``root`` of
+    the working trees and their stores (two builders at once need a folder each)."""
     cache = root / "idx" / "inst" / f"{inst['id']}.db"
     if cache.exists():
         return cache
     slug = inst["repo"].replace("/", "-")
-    tree = root / "trees" / slug
+    tree = root / trees / slug
+    if not tree.exists():
+        mirror = root / "trees" / slug
+        subprocess.run(
+            ["git", "clone", "-q", "--shared", "--no-checkout", str(mirror), str(tree)], check=True
+        )
     checkout(tree, inst["base_commit"])
-    store = Store(root / "idx" / f"{slug}.db")
+    store = Store(root / ("idx" if trees == "trees" else trees) / f"{slug}.db")
     try:
         index_root(tree, store)
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +181,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     lat: dict[str, list[float]] = {n: [] for n in variants}
     for n, inst in enumerate(instances):
-        db = instance_index(root, inst)
+        db = instance_index(root, inst, args.trees)
+        if args.build_only:
+            print(f"[{n + 1}/{len(instances)}] {inst['id']}: indexed", file=sys.stderr, flush=True)
+            continue
         store = Store(db)
         try:
             defs = Defs(store.conn)
@@ -288,9 +298,17 @@ def main() -> None:
         help="a variant scored beside nav",
     )
     ap.add_argument("--no-baselines", action="store_true", help="nav's variants only")
+    ap.add_argument(
+        "--build-only", action="store_true", help="only build the per-instance indexes (no scores)"
+    )
+    ap.add_argument(
+        "--trees", default="trees", help="the working trees' folder under the set's (one per builder)"
+    )
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     res = run(args)
+    if args.build_only:
+        return
     text = render(res)
     print(text)
     if args.out:
