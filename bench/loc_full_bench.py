@@ -128,7 +128,6 @@ def instance_index(root: Path, inst: dict[str, Any], trees: str = "trees") -> Pa
             for b in _BASELINES[key]:
                 b.update(store.conn)
         else:
-            _BASELINES.clear()  # one repository's tables at a time
             _BASELINES[key] = (PlainBM25(store.conn), CodeBM25(store.conn))
         defs = Defs(store.conn)
         pair = zip(("bm25", "bm25-code"), _BASELINES[key], strict=True)
@@ -185,7 +184,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
         )
         instances = [i for i in instances if i["id"] in chosen]
+    # Round robin over the repositories, each in id order: a partial build covers every
+    # repository (each keeps its own working tree and store, so switching costs nothing).
     instances.sort(key=lambda i: (i["repo"], i["id"]))
+    turn: dict[str, int] = {}
+    order = {}
+    for i in instances:
+        turn[i["repo"]] = turn.get(i["repo"], -1) + 1
+        order[i["id"]] = (turn[i["repo"]], i["repo"])
+    instances.sort(key=lambda i: order[i["id"]])
+    if args.cached_only:  # iterate while a builder runs: the instances indexed so far
+        instances = [i for i in instances if (root / "idx" / "inst" / f"{i['id']}.base.json").exists()]
     base = dataclasses.replace(DEFAULT, **parse_changes(args.rank))
     variants: dict[str, RankingConfig] = {"nav": base}
     for spec in args.variant:
@@ -314,6 +323,7 @@ def main() -> None:
         help="a variant scored beside nav",
     )
     ap.add_argument("--no-baselines", action="store_true", help="nav's variants only")
+    ap.add_argument("--cached-only", action="store_true", help="only the instances already indexed")
     ap.add_argument(
         "--build-only", action="store_true", help="only build the per-instance indexes (no scores)"
     )
