@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from semantic.issue_text import Frame, frames, strip_boilerplate
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -310,6 +311,8 @@ class QueryTerms:
     name_match: str | None = None
     """A long query's MATCH over symbol names (``symbols_fts``), chosen the same way; None:
     built from the words."""
+    frames: tuple[Frame, ...] = ()
+    """The stack frames a long query quotes, innermost first (with ``RankingConfig.frame_boost``)."""
 
     @property
     def long(self) -> bool:
@@ -366,9 +369,17 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     wait for :func:`cap_terms`."""
     tokens = _TOKEN.findall(text)
     words = _words_of(tokens)
+    original = text
+    if config.strip_boilerplate and len(words) > config.long_query_words:
+        text = strip_boilerplate(text)
+        tokens = _TOKEN.findall(text)
+        words = _words_of(tokens)
     named = mentions(text)
     max_names = config.max_names
     if len(words) > config.long_query_words:
+        quoted = frames(text) if config.frame_boost != 1.0 else ()
+        if quoted:  # every trace format's paths, innermost first, before the other paths named
+            named = Mentions(named.names, tuple(dict.fromkeys([*(f.path for f in quoted), *named.paths])))
         named_idents = named.names[:max_names]
         name_words = _words_of(named_idents)
         path_words_ = [
@@ -380,9 +391,10 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
             words=tuple(head),
             stems=frozenset(v for w in head for v in variants(w, config=config)),
             identifiers=named_idents,
-            text=text,
+            text=original,
             paths=named.paths[:max_names],
             prose=prose or ("",),
+            frames=quoted,
         )
     idents: list[str] = []
     for tok in tokens:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
-from semantic.analysis import QueryTerms
+from semantic.analysis import QueryTerms, variants
+from semantic.issue_text import Frame
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -28,7 +30,9 @@ __all__ = [
     "Ranked",
     "definition_match",
     "file_penalty",
+    "frame_ranks",
     "fuse",
+    "non_source_kind",
     "rrf",
     "stem_match",
 ]
@@ -151,11 +155,65 @@ _COMPAT = re.compile(r"(^|/)(compat|_compat|legacy|deprecated|v1)(/|\.[a-z]+$)")
 _PRIVATE = re.compile(r"(^|/)_[A-Za-z][^/]*(/|\.py$)")
 
 
+_NON_SOURCE: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    # CI and repository meta: workflows, issue templates
+    (
+        re.compile(r"(^|/)(\.github|\.circleci|\.gitlab|\.azure-pipelines|\.ci|ci)(/|$)|(^|/)\.travis\.yml$"),
+        frozenset({"ci", "github", "workflow", "travis", "circleci", "pipeline", "template"}),
+    ),
+    # change logs and release notes
+    (
+        re.compile(
+            r"(^|/)(changes|changelog|history|news|releases?|release[-_]notes|whatsnew|changelog\.d|upcoming_changes)"
+            r"(/|$|\.(?:md|rst|txt|markdown)$)",
+            re.I,
+        ),
+        frozenset({"changelog", "release", "news", "history", "whatsnew"}),
+    ),
+    # shell and batch scripts, and the scripts folder
+    (
+        re.compile(r"\.(sh|bash|zsh|bat|cmd|ps1)$|(^|/)scripts?/"),
+        frozenset({"script", "shell", "bash", "sh", "zsh", "bat", "powershell"}),
+    ),
+    # web assets of a theme or a static folder
+    (
+        re.compile(
+            r"(^|/)(static|_static|themes?|_themes|assets|_templates)/(.*/)?[^/]*\.(js|mjs|css|scss|less|map)$"
+        ),
+        frozenset({"css", "javascript", "js", "theme", "style", "stylesheet", "static", "asset"}),
+    ),
+)
+"""``RankingConfig.non_source_penalty``: kinds of files that are no source code, each with the
+words of a query that asks for it."""
+
+
+@lru_cache(maxsize=4096)
+def _title_stems(text: str) -> frozenset[str]:
+    """Every spelling of the words of a text's first non-blank line (an issue's title)."""
+    title = next((line for line in text.splitlines() if line.strip()), "")
+    return frozenset(
+        v for tok in _WORD_TOKEN.findall(title) for w in split_identifier(tok) for v in variants(w)
+    )
+
+
+def non_source_kind(path: str) -> int | None:
+    """The index in :data:`_NON_SOURCE` of the kind of non-source file ``path`` is, or None."""
+    return next((i for i, (pattern, _asks) in enumerate(_NON_SOURCE) if pattern.search(path)), None)
+
+
 def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> float:
     """A multiplier below 1 for tests, vendored, example and prose files, unless the query
-    asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both)."""
-    asks = terms.stems
+    asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both).
+
+    With ``config.issue_asks_title``, what a long query (issue text) asks for is read from its
+    title only: an issue's body mentions tests, docs and examples in passing (a test file in a
+    traceback, "I tested"), which is no request to be shown them."""
+    asks = _title_stems(terms.text) if config.issue_asks_title and terms.long else terms.stems
     penalty = 1.0
+    if config.non_source_penalty != 1.0:
+        kind = non_source_kind(path)
+        if kind is not None and not (_NON_SOURCE[kind][1] & asks):
+            penalty *= config.non_source_penalty
     if _VENDOR.search(path):
         penalty *= config.vendor_penalty
     if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
@@ -171,6 +229,49 @@ def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAUL
     if _PRIVATE.search(path):
         penalty *= config.private_penalty
     return penalty
+
+
+def frame_ranks(
+    paths: Iterable[str], frames: Sequence[Frame]
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """The files of ``paths`` that a stack trace's ``frames`` (innermost first) run through, by the
+    trailing path components a frame shares with a file (``/venv/.../site-packages/pkg/x.py`` is
+    ``src/pkg/x.py``: at least two, or the whole of a file at the top): (file -> its rank among
+    the trace's distinct files, 0 where the error was raised; file -> function -> the rank of the
+    first frame naming it). A frame matching no file, or two files equally well, is skipped (a
+    user's script, another library)."""
+    by_name: dict[str, list[list[str]]] = {}
+    for p in paths:
+        parts = p.split("/")
+        by_name.setdefault(parts[-1], []).append(parts)
+    files: dict[str, int] = {}
+    functions: dict[str, dict[str, int]] = {}
+    for i, frame in enumerate(frames):
+        raw = [x for x in frame.path.replace("\\", "/").split("/") if x]
+        if not raw:
+            continue
+        scored: list[tuple[int, str]] = []
+        for parts in by_name.get(raw[-1], ()):
+            n = 1
+            while n < min(len(parts), len(raw)) and parts[-n - 1] == raw[-n - 1]:
+                n += 1
+            if n >= 2 or n == len(parts):
+                scored.append((n, "/".join(parts)))
+        if not scored:
+            continue
+        best = max(n for n, _ in scored)
+        top = [p for n, p in scored if n == best]
+        if len(top) != 1:
+            continue
+        files.setdefault(top[0], len(files))
+        if frame.function:
+            functions.setdefault(top[0], {}).setdefault(frame.function, i)
+    return files, functions
+
+
+def _frame_factor(rank: int, config: RankingConfig) -> float:
+    """``RankingConfig.frame_boost``, decaying by ``frame_decay`` per rank outwards."""
+    return 1.0 + (config.frame_boost - 1.0) * config.frame_decay**rank
 
 
 _VERSION_DIR = re.compile(r"(^|/)v(\d+)/")
@@ -212,6 +313,10 @@ def fuse(
     """
     k = config.rrf_k
     fused = rrf(legs, k=k, weights=config.leg_weights)
+    framed: dict[str, dict[str, int]] = {}
+    frame_file: dict[str, int] = {}
+    if config.frame_boost != 1.0 and terms.frames:
+        frame_file, framed = frame_ranks({m.path for m in meta.values()}, terms.frames)
     chunks: list[Ranked] = []
     for cid, (score, ranks) in fused.items():
         m = meta.get(cid)
@@ -221,6 +326,8 @@ def fuse(
             score *= config.definition_boost
         if stem_match(m.path, terms):
             score *= config.stem_boost
+        if m.path in framed and m.symbol and m.symbol.rsplit(".", 1)[-1] in framed[m.path]:
+            score *= _frame_factor(framed[m.path][m.symbol.rsplit(".", 1)[-1]], config)
         chunks.append(Ranked(cid, m.path, score, dict(ranks)))
     by_file: dict[str, list[Ranked]] = {}
     for r in chunks:
@@ -238,6 +345,8 @@ def fuse(
             for r in rs:
                 r.ranks["path"] = path_rank[path]
         s *= file_penalty(path, terms, config=config)
+        if path in frame_file:
+            s *= _frame_factor(frame_file[path], config)
         file_scores[path] = s
         for r in rs:
             r.file_score = s
