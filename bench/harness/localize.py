@@ -102,22 +102,41 @@ class PlainBM25:
     def __init__(self, conn: sqlite3.Connection, suffix: str = "") -> None:
         self.db = sqlite3.connect(":memory:")
         self.db.execute(f"CREATE VIRTUAL TABLE b USING fts5(text, tokenize='{self.TOKENIZE}')")
-        self.db.executemany(
-            "INSERT INTO b(rowid, text) VALUES (?, ?)",
-            (
-                (i, self.text(t))
-                for i, t in conn.execute(
-                    "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?",
-                    (f"%{suffix}",),
-                )
-            ),
-        )
-        self.spans = {
+        self.suffix = suffix
+        self.ids: dict[int, str] = {}
+        self.spans: dict[int, tuple[str, int, int]] = {}
+        self.update(conn)
+
+    def update(self, conn: sqlite3.Connection) -> None:
+        """Follow the index after an incremental update: chunks gone are deleted, new ones added
+        (chunk ids are the rows' ids, as in a fresh build, so the ranking is a fresh build's)."""
+        now = {
             int(i): (str(p), int(s), int(e))
             for i, p, s, e in conn.execute(
                 "SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
             )
         }
+        mine = {
+            int(i): str(h)
+            for i, h in conn.execute(
+                "SELECT c.id, c.hash FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?",
+                (f"%{self.suffix}",),
+            )
+        }
+        # a chunk id whose text changed in place counts as gone and new
+        gone = sorted(i for i, h in self.ids.items() if mine.get(i) != h)
+        self.db.executemany("DELETE FROM b WHERE rowid = ?", ((i,) for i in gone))
+        new = sorted(i for i, h in mine.items() if self.ids.get(i) != h)
+        for lo in range(0, len(new), 500):
+            part = new[lo : lo + 500]
+            rows = conn.execute(
+                f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
+            )
+            self.db.executemany(
+                "INSERT INTO b(rowid, text) VALUES (?, ?)", ((int(i), self.text(t)) for i, t in rows)
+            )
+        self.ids = mine
+        self.spans = now
 
     def text(self, chunk: str) -> str:
         """What is indexed of a chunk (and searched of a query)."""
