@@ -71,8 +71,21 @@ SETS = {"loc_full": Path("/work/corpora/loc_full"), "loc": Path("/work/corpora/l
 LEXICAL = ("bm25", "symbols", "path", "refs")
 ALL_METRICS = (*METRICS, "nonsrc@5")
 
-VARIANTS: dict[str, dict[str, Any]] = {}
-"""Named variants: the RankingConfig fields each changes from the base ranking."""
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no-nonsrc": {"non_source_penalty": 1.0},
+    "no-frames": {"frame_boost": 1.0},
+    "frames-3": {"frame_boost": 3.0},
+    "no-ident": {"identifier_leg": False},
+    "tests-0.1": {"test_penalty": 0.1},
+    "docs-0.5": {"docs_penalty": 0.5},
+    "before": {  # nav before issue 18's levers (the values they had)
+        "non_source_penalty": 1.0,
+        "frame_boost": 1.0,
+        "identifier_leg": False,
+    },
+}
+"""Named variants (issue 18's levers, each alone): the RankingConfig fields each changes from the
+base ranking."""
 
 
 def split_ids(name: str, split: str, instances: list[dict[str, Any]]) -> list[dict[str, Any]]:

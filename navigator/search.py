@@ -170,7 +170,7 @@ class SemanticSearch(VectorSync):
             problems,
         )
         out: dict[str, list[int]] = {"bm25": [i for i, _ in bm25[:depth]], "symbols": [i for i, _ in symbols]}
-        if cfg.identifier_leg:
+        if cfg.identifier_leg and terms.long:
             out["ident"] = _leg_or_problem(
                 "ident",
                 lambda: identifier_chunks(

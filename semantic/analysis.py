@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from semantic.issue_text import Frame, frames, strip_boilerplate
+from semantic.issue_text import Frame, frames
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -369,11 +369,6 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     wait for :func:`cap_terms`."""
     tokens = _TOKEN.findall(text)
     words = _words_of(tokens)
-    original = text
-    if config.strip_boilerplate and len(words) > config.long_query_words:
-        text = strip_boilerplate(text)
-        tokens = _TOKEN.findall(text)
-        words = _words_of(tokens)
     named = mentions(text)
     max_names = config.max_names
     if len(words) > config.long_query_words:
@@ -391,7 +386,7 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
             words=tuple(head),
             stems=frozenset(v for w in head for v in variants(w, config=config)),
             identifiers=named_idents,
-            text=original,
+            text=text,
             paths=named.paths[:max_names],
             prose=prose or ("",),
             frames=quoted,

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TypeVar
 
-from semantic.analysis import QueryTerms, variants
+from semantic.analysis import QueryTerms
 from semantic.issue_text import Frame
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
@@ -170,11 +169,23 @@ _NON_SOURCE: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         ),
         frozenset({"changelog", "release", "news", "history", "whatsnew"}),
     ),
-    # shell and batch scripts, and the scripts folder
+    # the scripts folder and Windows batch scripts (not every shell file: in a shell project
+    # those are the source, bats-core's ``lib/`` or nvm's ``nvm.sh``)
     (
-        re.compile(r"\.(sh|bash|zsh|bat|cmd|ps1)$|(^|/)scripts?/"),
+        re.compile(r"\.(bat|cmd|ps1)$|(^|/)scripts?/"),
         frozenset({"script", "shell", "bash", "sh", "zsh", "bat", "powershell"}),
     ),
+    # build and packaging files, and the folders of developer extras
+    (
+        re.compile(
+            r"(^|/)(Makefile|GNUmakefile|Dockerfile|[^/]*\.mk|tox\.ini|noxfile\.py|setup\.cfg|MANIFEST\.in)$|(^|/)extras/"
+        ),
+        frozenset(
+            {"makefile", "make", "docker", "dockerfile", "tox", "nox", "build", "packaging", "manifest"}
+        ),
+    ),
+    # test folders named for what they test (``js_tests/``, ``forms_tests/``)
+    (re.compile(r"(^|/)[\w-]+_tests?/"), frozenset({"test", "spec", "fixture"})),
     # web assets of a theme or a static folder
     (
         re.compile(
@@ -187,15 +198,6 @@ _NON_SOURCE: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
 words of a query that asks for it."""
 
 
-@lru_cache(maxsize=4096)
-def _title_stems(text: str) -> frozenset[str]:
-    """Every spelling of the words of a text's first non-blank line (an issue's title)."""
-    title = next((line for line in text.splitlines() if line.strip()), "")
-    return frozenset(
-        v for tok in _WORD_TOKEN.findall(title) for w in split_identifier(tok) for v in variants(w)
-    )
-
-
 def non_source_kind(path: str) -> int | None:
     """The index in :data:`_NON_SOURCE` of the kind of non-source file ``path`` is, or None."""
     return next((i for i, (pattern, _asks) in enumerate(_NON_SOURCE) if pattern.search(path)), None)
@@ -203,12 +205,8 @@ def non_source_kind(path: str) -> int | None:
 
 def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> float:
     """A multiplier below 1 for tests, vendored, example and prose files, unless the query
-    asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both).
-
-    With ``config.issue_asks_title``, what a long query (issue text) asks for is read from its
-    title only: an issue's body mentions tests, docs and examples in passing (a test file in a
-    traceback, "I tested"), which is no request to be shown them."""
-    asks = _title_stems(terms.text) if config.issue_asks_title and terms.long else terms.stems
+    asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both)."""
+    asks = terms.stems
     penalty = 1.0
     if config.non_source_penalty != 1.0:
         kind = non_source_kind(path)
