@@ -332,3 +332,16 @@ def test_a_templated_issue_with_a_traceback_leads_to_where_the_error_is_raised(
         (h.path, h.symbol) for h in code.items
     ]
     store.close()
+
+
+def test_the_ident_leg_runs_for_issue_text_only(search: SemanticSearch) -> None:
+    """A long query's names, matched alone, find their chunk first; a short query has no such leg
+    (on one-liners it cost the development set, bench/README.md, issue 18)."""
+    long_terms = cap_terms(search.store, query_terms(PROSE * 8 + TRACEBACK))
+    assert long_terms.long
+    legs, _paths = search.legs(long_terms)
+    assert legs["ident"], legs
+    meta = search._meta(legs["ident"][:1])
+    assert [m.path for m in meta.values()] == ["src/shipping/rates.py"]
+    short_legs, _ = search.legs(query_terms("where is _zone_table"))
+    assert "ident" not in short_legs
