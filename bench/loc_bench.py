@@ -46,10 +46,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
-import re
-import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -61,7 +58,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.harness.data import LOC, loc_instances  # noqa: E402
-from bench.harness.metrics import acc_at_k, distinct, first_hit_rank, recall_at_k  # noqa: E402
+from bench.harness.localize import METRICS, CodeBM25, Defs, PlainBM25, checkout, function_list, score  # noqa: E402,F401
+from bench.harness.metrics import distinct, first_hit_rank  # noqa: E402
 from bench.harness.run import write_json  # noqa: E402
 from bench.harness.stats import mean_ci, percentile  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
@@ -124,28 +122,6 @@ REPOS = sorted(
 )  # fmt: skip
 CHECK = sorted(random.Random(9).sample(REPOS, 5))
 LEXICAL = ("bm25", "symbols", "path", "refs")
-DEF_KINDS = ("function", "method", "class")
-
-
-def checkout(tree: Path, commit: str) -> None:
-    """Move the working tree to ``commit``. Blobs the fetched mirror lacks (large data files)
-    are left out through sparse checkout, and said on stderr."""
-    for _ in range(5):
-        p = subprocess.run(["git", "-C", str(tree), "checkout", "-q", "-f", commit], capture_output=True, text=True)
-        if p.returncode == 0:
-            break
-        missing = re.findall(r"unable to read sha1 file of (\S+) \(", p.stderr)
-        if not missing:
-            raise RuntimeError(f"git checkout {commit} in {tree}: {p.stderr[-500:]}")
-        print(f"{tree.name}: leaving out {len(missing)} files the mirror lacks: {missing[:3]}", file=sys.stderr)
-        sparse = tree / ".git" / "info" / "sparse-checkout"
-        lines = sparse.read_text().splitlines() if sparse.exists() else ["/*"]
-        sparse.parent.mkdir(parents=True, exist_ok=True)
-        sparse.write_text("\n".join([*lines, *("!/" + m for m in missing)]) + "\n")
-        subprocess.run(["git", "-C", str(tree), "config", "core.sparseCheckout", "true"], check=True)
-    else:
-        raise RuntimeError(f"git checkout {commit} in {tree} kept failing")
-    subprocess.run(["git", "-C", str(tree), "clean", "-q", "-f", "-d", "-e", ".nav"], check=True)
 
 
 def at_base_commits(split: str) -> Iterator[tuple[Store, dict[str, Any]]]:
@@ -164,98 +140,6 @@ def at_base_commits(split: str) -> Iterator[tuple[Store, dict[str, Any]]]:
         finally:
             store.close()
         print(repo, file=sys.stderr, flush=True)
-
-
-class Defs:
-    """Python definitions per file, from nav's symbol table (the same for every system)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.by_path: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-        kinds = ",".join("?" * len(DEF_KINDS))
-        for path, start, end, qn in conn.execute(
-            f"SELECT f.path, s.start_line, s.end_line, s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE s.kind IN ({kinds}) AND f.path LIKE '%.py' ORDER BY s.start_line",
-            DEF_KINDS,
-        ):
-            self.by_path[str(path)].append((int(start), int(end), str(qn)))
-
-    def functions(self, path: str, start: int, end: int) -> list[str]:
-        defs = self.by_path.get(path, [])
-        inside = [qn for s, _e, qn in defs if start <= s <= end]
-        if inside:
-            return [f"{path}::{qn}" for qn in inside]
-        around = [(e - s, qn) for s, e, qn in defs if s <= start and e >= start]
-        if around:
-            return [f"{path}::{min(around)[1]}"]
-        return [f"{path}::<module>"]
-
-
-def function_list(spans: list[tuple[str, int, int]], defs: Defs, *, exact: bool = False) -> list[str]:
-    out: list[str] = []
-    for path, start, end in spans:
-        names = defs.functions(path, start, start if exact else end)
-        for n in names[:1] if exact else names:
-            if n not in out:
-                out.append(n)
-    return out
-
-
-_CODE_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-
-def code_words(text: str) -> str:
-    """Identifiers spelled as words, written independently of nav's tokenizer (a baseline must
-    not share nav's blind spots): ``parseHTTPResponse_v2`` -> ``parse http response v 2``."""
-    return " ".join(m.group(0).lower() for m in _CODE_WORD.finditer(text))
-
-
-class PlainBM25:
-    """FTS5 BM25 over the chunk text with the default tokenizer: the baseline (``suffix``:
-    only the chunks of files ending so, e.g. ``.py``)."""
-
-    TOKENIZE = "unicode61"
-
-    def __init__(self, conn: sqlite3.Connection, suffix: str = "") -> None:
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute(f"CREATE VIRTUAL TABLE b USING fts5(text, tokenize='{self.TOKENIZE}')")
-        self.db.executemany(
-            "INSERT INTO b(rowid, text) VALUES (?, ?)",
-            (
-                (i, self.text(t))
-                for i, t in conn.execute(
-                    "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?",
-                    (f"%{suffix}",),
-                )
-            ),
-        )
-        self.spans = {
-            int(i): (str(p), int(s), int(e))
-            for i, p, s, e in conn.execute("SELECT c.id, f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id")
-        }
-
-    def text(self, chunk: str) -> str:
-        """What is indexed of a chunk (and searched of a query)."""
-        return chunk
-
-    def search(self, query: str, k: int = 100) -> list[tuple[str, int, int]]:
-        words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", self.text(query))))
-        if not words:
-            return []
-        match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
-        rows = self.db.execute("SELECT rowid FROM b WHERE b MATCH ? ORDER BY bm25(b) LIMIT ?", (match, k)).fetchall()
-        return [self.spans[int(r[0])] for r in rows]
-
-
-class CodeBM25(PlainBM25):
-    """The stronger baseline: FTS5 BM25 with the Porter stemmer over the chunk text with every
-    identifier also spelled as words (``createSalesOrder`` -> ``create sales order``), the query
-    split the same way. What a careful engineer would build in an afternoon: no symbol table,
-    no paths, no fusion."""
-
-    TOKENIZE = "porter unicode61"
-
-    def text(self, chunk: str) -> str:
-        return f"{chunk}\n{code_words(chunk)}"
 
 
 def py_systems(search: SemanticSearch, q: str, defs: Defs, inst: dict[str, Any], base_py: PlainBM25) -> dict[str, Any]:
@@ -286,20 +170,6 @@ def long_text(tree: Path, query: str, words: int = 2000) -> str:
             if len(pool) > words * 2:
                 break
     return query + "\n\n" + " ".join(pool[:words])
-
-
-METRICS = ("file@1", "file@5", "file@10", "fn@5", "fn@10")
-
-
-def score(files: list[str], funcs: list[str], inst: dict[str, Any]) -> dict[str, float]:
-    gf, gfn = set(inst["gold_files"]), set(inst["gold_functions"])
-    return {
-        "file@1": acc_at_k(files, gf, 1),
-        "file@5": acc_at_k(files, gf, 5),
-        "file@10": acc_at_k(files, gf, 10),
-        "fn@5": recall_at_k(funcs, gfn, 5),
-        "fn@10": recall_at_k(funcs, gfn, 10),
-    }
 
 
 def run(

@@ -46,7 +46,7 @@ from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_ke
 from semantic.analysis import QueryTerms, query_terms
 from semantic.embed import Embedder
 from semantic.fusion import ChunkMeta, Ranked
-from semantic.lexical import bm25_chunks, cap_terms, doc_freqs, symbol_chunks
+from semantic.lexical import bm25_chunks, cap_terms, doc_freqs, identifier_chunks, symbol_chunks
 from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.db import Store
@@ -170,6 +170,15 @@ class SemanticSearch(VectorSync):
             problems,
         )
         out: dict[str, list[int]] = {"bm25": [i for i, _ in bm25[:depth]], "symbols": [i for i, _ in symbols]}
+        if cfg.identifier_leg and terms.long:
+            out["ident"] = _leg_or_problem(
+                "ident",
+                lambda: identifier_chunks(
+                    store, terms, limit=depth, paths=paths, languages=languages, weights=cfg.bm25_weights
+                ),
+                [],
+                problems,
+            )
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -325,7 +334,10 @@ class SemanticSearch(VectorSync):
         if problems:
             notes.extend(problems)
             complete, reason = False, "; ".join(problems)
-        chunk_legs = {name: ids for name, ids in chunk_legs.items() if name in legs}
+        # the ``ident`` leg is BM25 over the query's names: it runs with the ``bm25`` leg
+        chunk_legs = {
+            n: ids for n, ids in chunk_legs.items() if n in legs or (n == "ident" and "bm25" in legs)
+        }
         if "path" not in legs:
             path_leg = []
         cand = {i for ids in chunk_legs.values() for i in ids}

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from semantic.issue_text import Frame, frames
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -310,6 +311,8 @@ class QueryTerms:
     name_match: str | None = None
     """A long query's MATCH over symbol names (``symbols_fts``), chosen the same way; None:
     built from the words."""
+    frames: tuple[Frame, ...] = ()
+    """The stack frames a long query quotes, innermost first (with ``RankingConfig.frame_boost``)."""
 
     @property
     def long(self) -> bool:
@@ -369,6 +372,9 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     named = mentions(text)
     max_names = config.max_names
     if len(words) > config.long_query_words:
+        quoted = frames(text) if config.frame_boost != 1.0 else ()
+        if quoted:  # every trace format's paths, innermost first, before the other paths named
+            named = Mentions(named.names, tuple(dict.fromkeys([*(f.path for f in quoted), *named.paths])))
         named_idents = named.names[:max_names]
         name_words = _words_of(named_idents)
         path_words_ = [
@@ -383,6 +389,7 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
             text=text,
             paths=named.paths[:max_names],
             prose=prose or ("",),
+            frames=quoted,
         )
     idents: list[str] = []
     for tok in tokens:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from semantic.analysis import QueryTerms
+from semantic.issue_text import Frame
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.tokens import split_identifier
 
@@ -28,7 +29,9 @@ __all__ = [
     "Ranked",
     "definition_match",
     "file_penalty",
+    "frame_ranks",
     "fuse",
+    "non_source_kind",
     "rrf",
     "stem_match",
 ]
@@ -151,11 +154,64 @@ _COMPAT = re.compile(r"(^|/)(compat|_compat|legacy|deprecated|v1)(/|\.[a-z]+$)")
 _PRIVATE = re.compile(r"(^|/)_[A-Za-z][^/]*(/|\.py$)")
 
 
+_NON_SOURCE: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    # CI and repository meta: workflows, issue templates
+    (
+        re.compile(r"(^|/)(\.github|\.circleci|\.gitlab|\.azure-pipelines|\.ci|ci)(/|$)|(^|/)\.travis\.yml$"),
+        frozenset({"ci", "github", "workflow", "travis", "circleci", "pipeline", "template"}),
+    ),
+    # change logs and release notes
+    (
+        re.compile(
+            r"(^|/)(changes|changelog|history|news|releases?|release[-_]notes|whatsnew|changelog\.d|upcoming_changes)"
+            r"(/|$|\.(?:md|rst|txt|markdown)$)",
+            re.I,
+        ),
+        frozenset({"changelog", "release", "news", "history", "whatsnew"}),
+    ),
+    # the scripts folder and Windows batch scripts (not every shell file: in a shell project
+    # those are the source, bats-core's ``lib/`` or nvm's ``nvm.sh``)
+    (
+        re.compile(r"\.(bat|cmd|ps1)$|(^|/)scripts?/"),
+        frozenset({"script", "shell", "bash", "sh", "zsh", "bat", "powershell"}),
+    ),
+    # build and packaging files, and the folders of developer extras
+    (
+        re.compile(
+            r"(^|/)(Makefile|GNUmakefile|Dockerfile|[^/]*\.mk|tox\.ini|noxfile\.py|setup\.cfg|MANIFEST\.in)$|(^|/)extras/"
+        ),
+        frozenset(
+            {"makefile", "make", "docker", "dockerfile", "tox", "nox", "build", "packaging", "manifest"}
+        ),
+    ),
+    # test folders named for what they test (``js_tests/``, ``forms_tests/``)
+    (re.compile(r"(^|/)[\w-]+_tests?/"), frozenset({"test", "spec", "fixture"})),
+    # web assets of a theme or a static folder
+    (
+        re.compile(
+            r"(^|/)(static|_static|themes?|_themes|assets|_templates)/(.*/)?[^/]*\.(js|mjs|css|scss|less|map)$"
+        ),
+        frozenset({"css", "javascript", "js", "theme", "style", "stylesheet", "static", "asset"}),
+    ),
+)
+"""``RankingConfig.non_source_penalty``: kinds of files that are no source code, each with the
+words of a query that asks for it."""
+
+
+def non_source_kind(path: str) -> int | None:
+    """The index in :data:`_NON_SOURCE` of the kind of non-source file ``path`` is, or None."""
+    return next((i for i, (pattern, _asks) in enumerate(_NON_SOURCE) if pattern.search(path)), None)
+
+
 def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAULT) -> float:
     """A multiplier below 1 for tests, vendored, example and prose files, unless the query
     asks for them; the penalties multiply (a Markdown page under ``docs/`` gets both)."""
     asks = terms.stems
     penalty = 1.0
+    if config.non_source_penalty != 1.0:
+        kind = non_source_kind(path)
+        if kind is not None and not (_NON_SOURCE[kind][1] & asks):
+            penalty *= config.non_source_penalty
     if _VENDOR.search(path):
         penalty *= config.vendor_penalty
     if _TEST.search(path) and not ({"test", "spec", "fixture"} & asks):
@@ -171,6 +227,49 @@ def file_penalty(path: str, terms: QueryTerms, *, config: RankingConfig = DEFAUL
     if _PRIVATE.search(path):
         penalty *= config.private_penalty
     return penalty
+
+
+def frame_ranks(
+    paths: Iterable[str], frames: Sequence[Frame]
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """The files of ``paths`` that a stack trace's ``frames`` (innermost first) run through, by the
+    trailing path components a frame shares with a file (``/venv/.../site-packages/pkg/x.py`` is
+    ``src/pkg/x.py``: at least two, or the whole of a file at the top): (file -> its rank among
+    the trace's distinct files, 0 where the error was raised; file -> function -> the rank of the
+    first frame naming it). A frame matching no file, or two files equally well, is skipped (a
+    user's script, another library)."""
+    by_name: dict[str, list[list[str]]] = {}
+    for p in paths:
+        parts = p.split("/")
+        by_name.setdefault(parts[-1], []).append(parts)
+    files: dict[str, int] = {}
+    functions: dict[str, dict[str, int]] = {}
+    for i, frame in enumerate(frames):
+        raw = [x for x in frame.path.replace("\\", "/").split("/") if x]
+        if not raw:
+            continue
+        scored: list[tuple[int, str]] = []
+        for parts in by_name.get(raw[-1], ()):
+            n = 1
+            while n < min(len(parts), len(raw)) and parts[-n - 1] == raw[-n - 1]:
+                n += 1
+            if n >= 2 or n == len(parts):
+                scored.append((n, "/".join(parts)))
+        if not scored:
+            continue
+        best = max(n for n, _ in scored)
+        top = [p for n, p in scored if n == best]
+        if len(top) != 1:
+            continue
+        files.setdefault(top[0], len(files))
+        if frame.function:
+            functions.setdefault(top[0], {}).setdefault(frame.function, i)
+    return files, functions
+
+
+def _frame_factor(rank: int, config: RankingConfig) -> float:
+    """``RankingConfig.frame_boost``, decaying by ``frame_decay`` per rank outwards."""
+    return 1.0 + (config.frame_boost - 1.0) * config.frame_decay**rank
 
 
 _VERSION_DIR = re.compile(r"(^|/)v(\d+)/")
@@ -212,6 +311,10 @@ def fuse(
     """
     k = config.rrf_k
     fused = rrf(legs, k=k, weights=config.leg_weights)
+    framed: dict[str, dict[str, int]] = {}
+    frame_file: dict[str, int] = {}
+    if config.frame_boost != 1.0 and terms.frames:
+        frame_file, framed = frame_ranks({m.path for m in meta.values()}, terms.frames)
     chunks: list[Ranked] = []
     for cid, (score, ranks) in fused.items():
         m = meta.get(cid)
@@ -221,6 +324,8 @@ def fuse(
             score *= config.definition_boost
         if stem_match(m.path, terms):
             score *= config.stem_boost
+        if m.path in framed and m.symbol and m.symbol.rsplit(".", 1)[-1] in framed[m.path]:
+            score *= _frame_factor(framed[m.path][m.symbol.rsplit(".", 1)[-1]], config)
         chunks.append(Ranked(cid, m.path, score, dict(ranks)))
     by_file: dict[str, list[Ranked]] = {}
     for r in chunks:
@@ -238,6 +343,8 @@ def fuse(
             for r in rs:
                 r.ranks["path"] = path_rank[path]
         s *= file_penalty(path, terms, config=config)
+        if path in frame_file:
+            s *= _frame_factor(frame_file[path], config)
         file_scores[path] = s
         for r in rs:
             r.file_score = s

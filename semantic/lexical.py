@@ -26,6 +26,7 @@ __all__ = [
     "budgeted_match",
     "cap_terms",
     "doc_freqs",
+    "identifier_chunks",
     "symbol_chunks",
 ]
 
@@ -108,6 +109,7 @@ def cap_terms(store: IndexQueries, terms: QueryTerms, *, config: RankingConfig =
         text=terms.text,
         paths=terms.paths,
         prose=terms.prose,
+        frames=terms.frames,
     )
     if budget is None:
         return capped
@@ -195,6 +197,29 @@ def bm25_chunks(
         return []
     found = store.bm25_chunks(match, weights=weights, scope=Scope.of(paths, languages), limit=limit)
     return [(c.chunk_id, c.score) for c in found]
+
+
+def identifier_chunks(
+    store: IndexQueries,
+    terms: QueryTerms,
+    *,
+    limit: int = 50,
+    paths: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    weights: tuple[float, float, float] = DEFAULT.bm25_weights,
+    max_names: int = 8,
+) -> list[int]:
+    """The ``ident`` leg (``RankingConfig.identifier_leg``): chunk ids by BM25 over the query's
+    code-looking names alone (snake_case, CamelCase, dotted, ``ENV_VARS``; each whole or as the
+    phrase of its parts), so a chunk holding a rare name the query says is not outranked by
+    chunks sharing its common words; at most ``max_names`` names, strongest first (a long query's
+    names are ordered by :func:`semantic.analysis.mentions`). Empty for a query that names nothing."""
+    names = [i for i in terms.identifiers if len(split_identifier(i.rsplit(".", 1)[-1])) > 1 or "." in i]
+    match = fts_query(" ".join(names[:max_names]))
+    if not match:
+        return []
+    found = store.bm25_chunks(match, weights=weights, scope=Scope.of(paths, languages), limit=limit)
+    return [c.chunk_id for c in found]
 
 
 def symbol_chunks(

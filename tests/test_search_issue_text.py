@@ -51,7 +51,9 @@ def test_mentions_reads_frames_paths_quoted_code_and_errors() -> None:
 
 def test_named_files_resolve_absolute_traceback_paths_by_their_tail() -> None:
     files = ["src/shipping/rates.py", "src/shipping/zones.py", "tests/test_rates.py", "src/run.py"]
-    got = named_files(files, ["/usr/lib/python3.12/site-packages/shipping/rates.py", "zones.py", "nowhere.py"])
+    got = named_files(
+        files, ["/usr/lib/python3.12/site-packages/shipping/rates.py", "zones.py", "nowhere.py"]
+    )
     assert got == ["src/shipping/rates.py", "src/shipping/zones.py"]
 
 
@@ -190,7 +192,13 @@ def test_a_2000_word_issue_sends_a_bounded_match_and_its_traceback_leads(many: S
 
 
 def test_budgeted_match_keeps_the_rarest_clauses_and_drops_common_phrase_words() -> None:
-    clauses = [("common", ()), ("instancetype", ("instance", "type")), ("rare", ()), ("absent", ()), ("mid", ())]
+    clauses = [
+        ("common", ()),
+        ("instancetype", ("instance", "type")),
+        ("rare", ()),
+        ("absent", ()),
+        ("mid", ()),
+    ]
     df = {"common": 90, "instancetype": 3, "instance": 10, "type": 80, "rare": 2, "mid": 40}
     # 'type' is in more chunks than `most`: the phrase falls back to the whole name.
     assert lexical.budgeted_match(clauses, df, budget=1000, most=50) == '"instancetype" OR "rare" OR "mid"'
@@ -214,3 +222,126 @@ def test_document_frequency_is_counted_as_the_index_tokenizes(search: SemanticSe
     text = " ".join(f"zq{i}x" for i in range(40)) + " The invoices are wrong."
     capped = cap_terms(store, query_terms(text))
     assert "invoices" in capped.words and capped.match is not None and '"invoices"' in capped.match
+
+
+TEMPLATE_REPO = {
+    ".github/ISSUE_TEMPLATE/feature_request.md": """\
+        ---
+        name: Feature request
+        about: Suggest an idea for this project
+        ---
+        **Is your feature request related to a problem? Please describe.**
+        A clear and concise description of what the problem is. Ex. I'm always frustrated when [...]
+
+        **Describe the solution you'd like**
+        A clear and concise description of what you want to happen.
+
+        **Describe alternatives you've considered**
+        A clear and concise description of any alternative solutions or features you've considered.
+        """,
+    "src/plotkit/core.py": '''
+        from plotkit._stats.aggregate import summarize
+
+
+        class Plotter:
+            """The plotting core: lays out the figure, then asks each layer for its statistics."""
+
+            def plot(self, data, layers):
+                for layer in layers:
+                    self._compute(layer, data)
+                return self
+
+            def _compute(self, layer, data):
+                return self._stat_of(layer)(data)
+
+            def _stat_of(self, layer):
+                return lambda data: summarize(data, layer.by)
+        ''',
+    "src/plotkit/_stats/aggregate.py": '''
+        def summarize(data, by):
+            """Group the rows by a column and aggregate each group."""
+            groups = {}
+            for row in data:
+                groups.setdefault(row[by], []).append(row)
+            return {key: len(rows) for key, rows in groups.items()}
+        ''',
+    "tests/test_core.py": '''
+        from plotkit.core import Plotter
+
+
+        def test_plot_layers_problem_description():
+            """A clear description of the problem: the plotter plots each layer."""
+            assert Plotter().plot([], []) is not None
+        ''',
+    "docs/_static/theme.js": """\
+        // a clear and concise description of the theme: the problem of the layer toggles
+        function toggleLayer(layer) { return layer; }
+        """,
+}
+
+TEMPLATE_ISSUE = """\
+Grouping by a missing column raises KeyError
+**Is your feature request related to a problem? Please describe.**
+A clear and concise description of what the problem is.
+
+When the column to group by is absent the plot fails with a KeyError instead of a clear message.
+
+**Describe the solution you'd like**
+A clear and concise description of what you want to happen.
+
+Traceback (most recent call last):
+  File "/home/me/analysis.py", line 9, in <module>
+    Plotter().plot(rows, [Layer(by="species")])
+  File "/venv/lib/python3.11/site-packages/plotkit/core.py", line 8, in plot
+    self._compute(layer, data)
+  File "/venv/lib/python3.11/site-packages/plotkit/core.py", line 12, in _compute
+    return self._stat_of(layer)(data)
+  File "/venv/lib/python3.11/site-packages/plotkit/core.py", line 15, in <lambda>
+    return lambda data: summarize(data, layer.by)
+  File "/venv/lib/python3.11/site-packages/plotkit/_stats/aggregate.py", line 5, in summarize
+    groups.setdefault(row[by], []).append(row)
+KeyError: 'species'
+
+I ran tests/test_core.py and the tests pass.
+
+### Versions
+plotkit==0.12.1
+numpy==1.26.0
+Operating system: Ubuntu 22.04
+"""
+
+
+def test_a_templated_issue_with_a_traceback_leads_to_where_the_error_is_raised(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    """The template's questions do not pull its issue template, the test file the body mentions
+    is no request for tests, the theme file sharing the template's words stays down, and the file
+    and function the innermost frame raises in lead both views (issue 18)."""
+    root = make_repo(TEMPLATE_REPO)
+    store = Store(tmp_path / "idx" / "template.db")
+    index_root(root, store)
+    search = SemanticSearch(store)
+    lexical_legs = ("bm25", "symbols", "path", "refs")
+    resp = search.search(TEMPLATE_ISSUE, k=5, legs=lexical_legs)
+    files = list(dict.fromkeys(h.path for h in resp.items))
+    assert files[0] == "src/plotkit/_stats/aggregate.py", files
+    for other in (".github/ISSUE_TEMPLATE/feature_request.md", "tests/test_core.py", "docs/_static/theme.js"):
+        assert other not in files[:2], files
+    code = search.search(TEMPLATE_ISSUE, k=3, legs=lexical_legs, view="code")
+    assert (code.items[0].path, code.items[0].symbol) == ("src/plotkit/_stats/aggregate.py", "summarize"), [
+        (h.path, h.symbol) for h in code.items
+    ]
+    store.close()
+
+
+def test_the_ident_leg_runs_for_issue_text_only(search: SemanticSearch) -> None:
+    """A long query's names, matched alone, find their chunk first; a short query has no such leg
+    (on one-liners it cost the development set, bench/README.md, issue 18)."""
+    long_terms = cap_terms(search.store, query_terms(PROSE * 8 + TRACEBACK))
+    assert long_terms.long
+    legs, _paths = search.legs(long_terms)
+    assert legs["ident"], legs
+    meta = search._meta(legs["ident"][:1])
+    assert [m.path for m in meta.values()] == ["src/shipping/rates.py"]
+    short_legs, _ = search.legs(query_terms("where is _zone_table"))
+    assert "ident" not in short_legs
