@@ -24,6 +24,7 @@ run's working tree.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import subprocess
 import sys
@@ -82,7 +83,9 @@ def both_views(
     }, ms
 
 
-def run(split: str, models: dict[str, str], work: Path, limit: int | None, repos_arg: str) -> dict[str, Any]:
+def run(
+    split: str, models: dict[str, str], work: Path, limit: int | None, repos_arg: str, seed: int = 0
+) -> dict[str, Any]:
     instances = loc_instances(LOC)
     chosen = CHECK if split == "check" else [r for r in REPOS if r not in CHECK]
     if repos_arg:
@@ -97,7 +100,10 @@ def run(split: str, models: dict[str, str], work: Path, limit: int | None, repos
         store = Store(work / "idx" / (repo.replace("/", "-") + ".db"))
         vec_dir = work / "idx" / (repo.replace("/", "-") + ".vectors")
         searches: dict[str, SemanticSearch] = {}
-        mine = [i for i in instances if i["repo"] == repo][:limit]
+        mine = [i for i in instances if i["repo"] == repo]
+        if limit is not None and limit < len(mine):  # a seeded sample per repository, in file order
+            keep = set(random.Random(seed).sample(range(len(mine)), limit))
+            mine = [x for k, x in enumerate(mine) if k in keep]
         for inst in mine:
             checkout(tree, inst["base_commit"])
             index_root(tree, store)
@@ -139,6 +145,8 @@ def run(split: str, models: dict[str, str], work: Path, limit: int | None, repos
         pair(f"{name}:vector", f"{names[0]}:vector")
     return {
         "split": split,
+        "per_repo_sample": limit,
+        "seed": seed,
         "repos": chosen,
         "instances": len(rows),
         "models": models,
@@ -191,14 +199,15 @@ def main() -> None:
         "--models", required=True, help="name=DIR,... (DIR 'default': MiniLM); the first is the baseline"
     )
     ap.add_argument("--work", default="/tmp/nav_vector_loc")
-    ap.add_argument("--limit", type=int, default=None, help="instances per repository")
+    ap.add_argument("--limit", type=int, default=None, help="instances per repository (a seeded sample)")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repos", default="")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     set_thread_limit(args.threads)
     models = dict(part.split("=", 1) for part in args.models.split(","))
-    res = run(args.split, models, Path(args.work), args.limit, args.repos)
+    res = run(args.split, models, Path(args.work), args.limit, args.repos, args.seed)
     text = render(res)
     print(text)
     if args.out:
