@@ -163,3 +163,41 @@ def test_fine_tune_moves_queries_to_their_code_and_loads_in_nav(tmp_path: Path) 
         ]
     )
     assert float(docs[0] @ q) > float(docs[1] @ q)
+
+
+def _semble_result(ndcg: dict[str, list[float]], embed_s: float) -> dict[str, object]:
+    queries = [f"q{i}" for i in range(len(ndcg["fused"]))]
+    return {
+        "repos": [
+            {
+                "repo": "flask",
+                "embedded": 100,
+                "embed_s": embed_s,
+                "p50_ms": 5.0,
+                "per_query": {
+                    cfg: [{"query": q, "ndcg": v} for q, v in zip(queries, vals, strict=True)]
+                    for cfg, vals in ndcg.items()
+                },
+            }
+        ]
+    }
+
+
+def test_compare_semble_pairs_models_per_query_and_refuses_other_repositories() -> None:
+    import compare_semble as cs
+
+    a = _semble_result({"fused": [0.5, 1.0, 0.0], "vector": [0.2, 0.4, 0.0], "lexical": [0.5, 0.5, 0.5]}, 1.0)
+    b = _semble_result(
+        {"fused": [1.0, 1.0, 0.3], "vector": [0.2, 0.4, 0.3], "lexical": [0.5, 0.5, 0.5]}, 10.0
+    )
+    out = cs.compare({"a": a, "b": b}, ["fused", "vector", "lexical"])
+    assert out["paired"]["fused: b − a"][0] == pytest.approx((0.5 + 0.0 + 0.3) / 3, abs=1e-4)
+    assert out["paired"]["vector: b − a"][0] == pytest.approx(0.1, abs=1e-4)
+    assert out["paired"]["a: fused − lexical"][0] == pytest.approx(0.0, abs=1e-4)
+    assert out["cost"]["b"]["s_per_1000_chunks"] == pytest.approx(100.0)
+    other = _semble_result(
+        {"fused": [1.0, 1.0, 0.3], "vector": [0.2, 0.4, 0.3], "lexical": [0.5, 0.5, 0.5]}, 1.0
+    )
+    other["repos"][0]["repo"] = "click"  # type: ignore[index]
+    with pytest.raises(SystemExit, match="click"):
+        cs.compare({"a": a, "c": other}, ["fused"])

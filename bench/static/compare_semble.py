@@ -1,6 +1,6 @@
 """Pair ``semble_bench.py`` result files that differ only in the embedding model (same queries,
 same code, same lexical legs), per query: NDCG@10 of each config, the paired difference of every
-model against the first with a 95% bootstrap interval (2,000 resamples over queries, seed 0),
+model against each one before it (and of each vector config against the lexical legs) with a 95% bootstrap interval (2,000 resamples over queries, seed 0),
 and the cost: embedding chunks/s (sum of chunks / sum of seconds) and query p50 (median of the
 repositories' p50, first config timed).
 
@@ -29,7 +29,7 @@ def per_query(res: dict[str, Any], cfg: str) -> dict[tuple[str, str], float]:
 
 def compare(named: dict[str, dict[str, Any]], configs: list[str]) -> dict[str, Any]:
     names = list(named)
-    base = names[0]
+    base = names[0]  # whose query set is the reference
     repos = sorted({r["repo"] for res in named.values() for r in res["repos"]})
     for name, res in named.items():
         have = sorted(r["repo"] for r in res["repos"])
@@ -37,12 +37,17 @@ def compare(named: dict[str, dict[str, Any]], configs: list[str]) -> dict[str, A
             raise SystemExit(f"{name}: repositories {have} differ from the others' {repos}")
     out: dict[str, Any] = {"models": names, "repos": repos, "ndcg": {}, "paired": {}, "cost": {}}
     for cfg in configs:
+        if cfg == "lexical":  # the same legs for every model: no pairs (they are 0), only the figure
+            lex = {n: per_query(res, cfg) for n, res in named.items()}
+            out["ndcg"][cfg] = {n: round(statistics.fmean(lex[n].values()), 4) for n in names}
+            continue
         scores = {n: per_query(res, cfg) for n, res in named.items()}
         keys = sorted(scores[base])
         out["ndcg"][cfg] = {n: round(statistics.fmean(scores[n][k] for k in keys), 4) for n in names}
-        for n in names[1:]:
-            d, lo, hi = mean_ci([scores[n][k] - scores[base][k] for k in keys])
-            out["paired"][f"{cfg}: {n} − {base}"] = [round(d, 4), round(lo, 4), round(hi, 4)]
+        for j, n in enumerate(names):
+            for m in names[:j]:  # every model against each one before it
+                d, lo, hi = mean_ci([scores[n][k] - scores[m][k] for k in keys])
+                out["paired"][f"{cfg}: {n} − {m}"] = [round(d, 4), round(lo, 4), round(hi, 4)]
         if cfg != "lexical" and "lexical" in configs:
             for n in names:
                 lex = per_query(named[n], "lexical")
