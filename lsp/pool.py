@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp.answers import LanguageServers, Location, LspAnswer, Operation, Position, RawAnswer
+from lsp.launch import Prelaunched
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.requests import ask_one
 from lsp.session import RequestFailed, ServerExited, ServerSession, _process_tree
@@ -110,6 +111,8 @@ class ServerPool:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._prelaunched: dict[tuple[Path, str], Prelaunched] = {}
+        """Servers launched before this pool existed (:mod:`lsp.launch`), until a start adopts them."""
 
     # -- the loop thread ---------------------------------------------------------------------
 
@@ -330,6 +333,7 @@ class ServerPool:
             "alive": session.alive,
             "ready": session.ready.is_set(),
             "ready_after_s": None if session.ready_at is None else session.ready_at - session.started_at,
+            "launched_early": session.prelaunched is not None,
         }
 
     def states(self, root: Path) -> dict[str, str]:
@@ -412,12 +416,30 @@ class ServerPool:
         if session is not None and self._loop is not None:
             self._call(session.stop(), 20.0)
 
+    def adopt(self, launched: Prelaunched) -> None:
+        """Take a server launched by :func:`lsp.launch.prelaunch`: the first query or warm-up
+        for its root and language uses that process instead of starting another (a pool that
+        never needs it kills it when closed)."""
+        key = (launched.root.resolve(), launched.definition.key)
+        with self._lock:
+            if self._closed:
+                launched.kill()
+                return
+            replaced = self._prelaunched.pop(key, None)
+            self._prelaunched[key] = launched
+        if replaced is not None:
+            replaced.kill()
+
     def close(self) -> None:
         """Stop every server (politely, briefly), then kill what is left. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            unadopted = list(self._prelaunched.values())
+            self._prelaunched.clear()
+        for launched in unadopted:
+            launched.kill()
         atexit.unregister(self.close)
         loop = self._loop
         sessions = list(self._sessions.values())
@@ -507,6 +529,16 @@ class ServerPool:
 
     async def _start(self, key: tuple[Path, str], language: str, root: Path) -> ServerSession:
         try:
+            with self._lock:
+                pre = self._prelaunched.pop(key, None)
+            if pre is not None and pre.popen.poll() is None:
+                session = ServerSession(pre.definition, pre.binary, root, prelaunched=pre)
+                return await self._begin(key, session)
+            if pre is not None:  # it died before anyone asked: start one as usual (and say why, if it fails)
+                log.warning(
+                    "%s launched early for %s exited with %s", pre.definition.name, root, pre.popen.returncode
+                )
+                pre.kill()
             found = available_definition(language)
             if found is None:
                 missing = f"no server for {language} installed (install: {install_command(language)})"
@@ -517,19 +549,21 @@ class ServerPool:
             if unusable is not None:
                 self._stopped[key] = (f"not available: {unusable}", time.monotonic())
                 raise _NoServer(unusable)
-            session = ServerSession(definition, binary, root)
-            session.overlay = self._overlays.setdefault(root, {})
-            try:
-                await asyncio.wait_for(session.start(), self.start_timeout_s)
-            except BaseException:
-                session.kill()
-                await asyncio.shield(session.stop())
-                raise
-            self._sessions[key] = session
-            self._stopped.pop(key, None)
-            return session
+            return await self._begin(key, ServerSession(definition, binary, root))
         finally:
             self._starting.pop(key, None)
+
+    async def _begin(self, key: tuple[Path, str], session: ServerSession) -> ServerSession:
+        session.overlay = self._overlays.setdefault(key[0], {})
+        try:
+            await asyncio.wait_for(session.start(), self.start_timeout_s)
+        except BaseException:
+            session.kill()
+            await asyncio.shield(session.stop())
+            raise
+        self._sessions[key] = session
+        self._stopped.pop(key, None)
+        return session
 
     async def _query(
         self,

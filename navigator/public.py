@@ -28,6 +28,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from lsp.launch import prelaunch
     from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
     from lsp.pool import LanguageServers, ServerPool
     from lsp.positions import from_lsp, to_lsp
@@ -53,6 +54,7 @@ __all__ = [
     "language_sizes",
     "from_lsp",
     "parse_source",
+    "prelaunch",
     "redact",
     "server_key",
     "set_thread_limit",
@@ -66,6 +68,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "DEFAULT_SERVER_IDLE_S": ("lsp.pool", "DEFAULT_IDLE_TIMEOUT_S"),
     "LanguageServers": ("lsp.pool", "LanguageServers"),
     "ServerPool": ("lsp.pool", "ServerPool"),
+    "prelaunch": ("lsp.launch", "prelaunch"),
     "from_lsp": ("lsp.positions", "from_lsp"),
     "to_lsp": ("lsp.positions", "to_lsp"),
     "Availability": ("lsp.registry", "Availability"),

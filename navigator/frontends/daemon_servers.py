@@ -144,8 +144,10 @@ def languages_to_warm(sizes: Sizes) -> list[str]:
 
 def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> ServerPool | None:
     """Start the servers of the languages an existing index holds before the rest of nav is
-    imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
-    pool, or None when there is no index to read yet (the daemon warms after its first run)."""
+    imported (the critical path of a cold first query: ~0.5-1 s of imports), multilspy
+    included: the processes are launched first (:func:`lsp.launch.prelaunch`) and the pool,
+    imported after, adopts them. Returns the pool, or None when there is no index to read yet
+    (the daemon warms after its first run)."""
     from navigator.errors import StorageError
     from navigator.public import language_sizes
 
@@ -156,12 +158,17 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
     except StorageError as exc:
         log.warning("cannot read languages to warm servers early: %s", exc)
         return None
-    from navigator.public import ServerPool
-
     warm = languages_to_warm(sizes)
     if not warm:
         return None
+    from navigator.public import prelaunch  # the standard library only: multilspy is not imported yet
+
+    launched = [p for p in (prelaunch(root, language) for language in warm) if p is not None]
+    from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
+
     pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
+    for server in launched:
+        pool.adopt(server)
     for language in warm:
         threading.Thread(
             target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
