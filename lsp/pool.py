@@ -312,6 +312,10 @@ class ServerPool:
         async def go() -> bool:
             try:
                 session = await self._session(root.resolve(), language, deadline)
+                if not session.ready.is_set() and session.definition.open_before_ready:
+                    first = session.definition.warm_file(session.root)
+                    if first is not None:  # its loading starts now, not at the first question
+                        session.ensure_open(first)
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
                 return session.ready.is_set() and not session.exited.is_set()
             except (TimeoutError, _NoServer, _Backoff, ServerExited, OSError):

@@ -96,3 +96,15 @@ def test_a_prelaunched_server_that_died_is_replaced_by_a_fresh_one(workspace: Pa
 
 def test_no_prelaunch_for_a_language_without_a_server(workspace: Path) -> None:
     assert prelaunch(workspace, "rust") is None
+
+
+@pytest.mark.skipif(available_definition("c") is None, reason="clangd is not installed")
+def test_warming_clangd_starts_its_index_without_waiting_for_a_question(tmp_path: Path) -> None:
+    """clangd reads the compilation database, and so indexes, only once a file is opened: a
+    warm-up that opened nothing waited for the first question (or its deadline) to begin."""
+    root = tmp_path / "c"
+    shutil.copytree(HERE / "workspaces" / "c", root)
+    with ServerPool() as pool:
+        assert pool.warm(root, "c", deadline_s=120.0)
+        info = pool.session_info(root, "c")
+        assert info is not None and info["ready"]
