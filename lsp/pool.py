@@ -326,6 +326,36 @@ class ServerPool:
         except FutureTimeout:
             return False
 
+    def open_early(self, root: Path, language: str, path: str) -> None:
+        """A hint, returning at once: a server that loads the project of the file it is given
+        (:attr:`~lsp.servers.base.ServerDefinition.open_before_ready`) and is still loading (or
+        starting) is given ``path`` (absolute) now, not once its question gets there. Changes
+        no answer; does nothing for other servers, or when no server is starting."""
+        key = server_key(language)
+        loop = self._loop
+        if key is None or loop is None or self._closed:
+            return
+        where = (root.resolve(), key)
+
+        async def go() -> None:
+            session = self._sessions.get(where)
+            task = self._starting.get(where)
+            if session is None and task is not None:
+                try:
+                    session = await asyncio.shield(task)
+                except (Exception, asyncio.CancelledError):  # its question reports the failure
+                    return
+            if (
+                session is not None
+                and session.definition.open_before_ready
+                and not session.ready.is_set()
+                and not session.exited.is_set()
+            ):
+                session.ensure_open(path)
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            asyncio.run_coroutine_threadsafe(go(), loop)
+
     def session_info(self, root: Path, language: str) -> dict[str, Any] | None:
         key = server_key(language)
         session = self._sessions.get((root.resolve(), key)) if key else None

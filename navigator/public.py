@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from semantic.parse import parse_source
     from storage.db import RefRow, SymbolRow
     from storage.model import ParsedFile
-    from storage.peek import language_sizes
+    from storage.peek import language_sizes, target_files
     from storage.redact import redact
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "redact",
     "server_key",
     "set_thread_limit",
+    "target_files",
     "to_lsp",
 ]
 
@@ -80,6 +81,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SymbolRow": ("storage.db", "SymbolRow"),
     "ParsedFile": ("storage.model", "ParsedFile"),
     "language_sizes": ("storage.peek", "language_sizes"),
+    "target_files": ("storage.peek", "target_files"),
     "redact": ("storage.redact", "redact"),
 }
 """Each name offered here: the module that defines it, and its name there."""

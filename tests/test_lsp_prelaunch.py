@@ -108,3 +108,61 @@ def test_warming_clangd_starts_its_index_without_waiting_for_a_question(tmp_path
         assert pool.warm(root, "c", deadline_s=120.0)
         info = pool.session_info(root, "c")
         assert info is not None and info["ready"]
+
+
+@pytest.mark.skipif(available_definition("typescript") is None, reason="no TypeScript server installed")
+def test_a_file_handed_over_early_starts_tsservers_load(tmp_path: Path) -> None:
+    """tsserver loads a project only once one of its files is opened: a warm-up alone never gets
+    it ready; ``open_early`` (the daemon's hint while its first index runs) does."""
+    root = tmp_path / "ts"
+    shutil.copytree(HERE / "workspaces" / "typescript", root)
+    with ServerPool() as pool:
+        assert not pool.warm(root, "typescript", deadline_s=3.0)  # started, and waiting for a file
+        pool.open_early(root, "typescript", str(root / "src" / "service.ts"))
+        assert pool.warm(root, "typescript", deadline_s=120.0)
+        pool.open_early(root, "python", str(root / "src" / "service.ts"))  # no such server here: nothing
+
+
+def test_target_files_reads_the_index_as_it_is(tmp_path: Path) -> None:
+    from navigator.api import Navigator
+    from storage.peek import target_files
+
+    root = tmp_path / "ws"
+    shutil.copytree(HERE / "workspaces" / "python", root)
+    with Navigator(root) as nav:
+        nav.index()
+    db = root / ".nav" / "index.db"
+    assert target_files(db, "create_sales_order") == [("orders/service.py", "python")]
+    assert target_files(db, "orders.service.create_sales_order") == [("orders/service.py", "python")]
+    assert target_files(db, "orders/app.py:12:13") == [("orders/app.py", "python")]
+    assert target_files(db, "no_such_name") == []
+    assert target_files(tmp_path / "missing.db", "create_sales_order") == []
+
+
+def test_the_daemon_hands_over_the_files_of_a_question_about_a_server(tmp_path: Path) -> None:
+    from navigator.api import Navigator
+    from navigator.frontends.daemon_servers import open_asked_files
+
+    root = tmp_path / "ws"
+    shutil.copytree(HERE / "workspaces" / "python", root)
+    with Navigator(root) as nav:
+        nav.index()
+    db = root / ".nav" / "index.db"
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.opened: list[tuple[str, str]] = []
+
+        def open_early(self, where: Path, language: str, path: str) -> None:
+            assert where == root
+            self.opened.append((language, path))
+
+    pool = Recorder()
+    service = str(root / "orders" / "service.py")
+    assert open_asked_files(pool, root, db, "references", {"__args__": ["create_sales_order"]}) == 1  # type: ignore[arg-type]  # records, serves nothing
+    assert open_asked_files(pool, root, db, "hover", {"target": "create_sales_order"}) == 1  # type: ignore[arg-type]
+    assert open_asked_files(pool, root, db, "definition", ["orders/service.py:6:5"]) == 1  # type: ignore[arg-type]
+    assert pool.opened == [("python", service)] * 3
+    assert open_asked_files(pool, root, db, "search", {"__args__": ["create_sales_order"]}) == 0  # type: ignore[arg-type]
+    assert open_asked_files(pool, root, db, "references", {"__args__": [7]}) == 0  # type: ignore[arg-type]
+    assert open_asked_files(pool, root, db, "references", {"__args__": ["../../etc/passwd:1"]}) == 0  # type: ignore[arg-type]

@@ -175,3 +175,37 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
             daemon=True,
         ).start()  # fmt: skip
     return pool
+
+
+ASKS_A_SERVER = frozenset(
+    {"definition", "references", "callers", "callees", "implementations", "hover", "show"}
+)
+"""The daemon's methods whose answer comes from a language server at the target's definition."""
+
+
+def open_asked_files(pool: ServerPool, root: Path, index_db: Path, method: str, params: Any) -> int:
+    """While the daemon's first index run is under way (questions wait for it), give the files
+    defining a question's target to the servers that start loading a project only when one
+    of its files is opened (tsserver): their load, the longest part of a cold answer, starts
+    now. Read from the index as it was (a hint; the answer still waits for the fresh index).
+    Returns how many files were handed over."""
+    if method not in ASKS_A_SERVER:
+        return 0
+    target: Any = None
+    if isinstance(params, dict):
+        target = params.get("target")
+        if target is None and isinstance(params.get("__args__"), list) and params["__args__"]:
+            target = params["__args__"][0]
+    elif isinstance(params, list) and params:
+        target = params[0]
+    if not isinstance(target, str) or not target.strip():
+        return 0
+    from navigator.public import target_files
+
+    handed = 0
+    for path, language in target_files(index_db, target):
+        full = (root / path).resolve()
+        if full.is_relative_to(root) and full.is_file():
+            pool.open_early(root, language, str(full))
+            handed += 1
+    return handed
