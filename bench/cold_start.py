@@ -135,7 +135,7 @@ def _section(settings: dict[str, Any], section: str | None) -> Any:
     return node
 
 
-_FOUND = re.compile(r"Found \\d+ source files?|No source files found")
+_FOUND = re.compile(r"Found \d+ source files?|No source files found")
 """basedpyright's log line once the workspace is loaded (its own wording, matched here)."""
 
 Hits = set[tuple[str, int, int]]
