@@ -166,3 +166,26 @@ def test_the_daemon_hands_over_the_files_of_a_question_about_a_server(tmp_path: 
     assert open_asked_files(pool, root, db, "search", {"__args__": ["create_sales_order"]}) == 0  # type: ignore[arg-type]
     assert open_asked_files(pool, root, db, "references", {"__args__": [7]}) == 0  # type: ignore[arg-type]
     assert open_asked_files(pool, root, db, "references", {"__args__": ["../../etc/passwd:1"]}) == 0  # type: ignore[arg-type]
+
+
+def test_a_daemons_early_pool_warms_the_servers_it_launched_first(workspace: Path) -> None:
+    import time
+
+    from navigator.api import Navigator
+    from navigator.frontends.daemon_servers import early_pool
+
+    with Navigator(workspace) as nav:
+        nav.index()
+    pool = early_pool(workspace, workspace / ".nav" / "index.db")
+    assert pool is not None
+    try:
+        deadline = time.monotonic() + 120
+        while not ((info := pool.session_info(workspace, "python")) and info["ready"]):
+            assert time.monotonic() < deadline, "the early server never got ready"
+            time.sleep(0.05)
+        assert info["launched_early"] is True
+        assert len(_refs(pool, workspace)) >= 2
+        pid = info["pid"]
+    finally:
+        pool.close()
+    assert _gone(pid)

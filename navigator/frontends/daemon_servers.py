@@ -163,18 +163,33 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
         return None
     from navigator.public import prelaunch  # the standard library only: multilspy is not imported yet
 
-    launched = [p for p in (prelaunch(root, language) for language in warm) if p is not None]
-    from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
+    made = threading.Event()
+    box: list[ServerPool] = []
 
-    pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
-    for server in launched:
-        pool.adopt(server)
+    def launch_then_warm(language: str) -> None:
+        # each server's preparation (a compile_commands.json, a Java project...) and launch in
+        # its own thread: one language's does not hold back another's, nor the imports below
+        launched = prelaunch(root, language)
+        made.wait()
+        if not box:  # the pool could not be made (the daemon is failing): leave nothing running
+            if launched is not None:
+                launched.kill()
+            return
+        if launched is not None:
+            box[0].adopt(launched)
+        box[0].warm(root, language, deadline_s=300.0)
+
     for language in warm:
         threading.Thread(
-            target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
-            daemon=True,
-        ).start()  # fmt: skip
-    return pool
+            target=launch_then_warm, args=(language,), name=f"nav-early-{language}", daemon=True
+        ).start()
+    try:
+        from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
+
+        box.append(ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s))
+    finally:
+        made.set()
+    return box[0]
 
 
 ASKS_A_SERVER = frozenset(
