@@ -75,7 +75,9 @@ class Client:
                 self.stderr.seek(0)
                 kept = Path(tempfile.gettempdir()) / f"bench-editor-{self.proc.pid}.stderr"
                 kept.write_bytes(self.stderr.read())
-                raise RuntimeError(f"{self.proc.args[:5]} exited ({self.proc.poll()}); its stderr: {kept}") from None
+                raise RuntimeError(
+                    f"{self.proc.args[:5]} exited ({self.proc.poll()}); its stderr: {kept}"
+                ) from None
 
     def _read(self) -> None:
         out = self.proc.stdout
