@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp.answers import LanguageServers, Location, LspAnswer, Operation, Position, RawAnswer
+from lsp.launch import Prelaunched
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.requests import ask_one
 from lsp.session import RequestFailed, ServerExited, ServerSession, _process_tree
@@ -110,6 +111,8 @@ class ServerPool:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._prelaunched: dict[tuple[Path, str], Prelaunched] = {}
+        """Servers launched before this pool existed (:mod:`lsp.launch`), until a start adopts them."""
 
     # -- the loop thread ---------------------------------------------------------------------
 
@@ -309,6 +312,10 @@ class ServerPool:
         async def go() -> bool:
             try:
                 session = await self._session(root.resolve(), language, deadline)
+                if not session.ready.is_set() and session.definition.open_before_ready:
+                    first = session.definition.warm_file(session.root)
+                    if first is not None:  # its loading starts now, not at the first question
+                        session.ensure_open(first)
                 await asyncio.wait_for(_ready_or_exit(session), max(0.001, deadline - time.monotonic()))
                 return session.ready.is_set() and not session.exited.is_set()
             except (TimeoutError, _NoServer, _Backoff, ServerExited, OSError):
@@ -318,6 +325,36 @@ class ServerPool:
             return bool(self._call(go(), deadline_s + 15.0))
         except FutureTimeout:
             return False
+
+    def open_early(self, root: Path, language: str, path: str) -> None:
+        """A hint, returning at once: a server that loads the project of the file it is given
+        (:attr:`~lsp.servers.base.ServerDefinition.open_before_ready`) and is still loading (or
+        starting) is given ``path`` (absolute) now, not once its question gets there. Changes
+        no answer; does nothing for other servers, or when no server is starting."""
+        key = server_key(language)
+        loop = self._loop
+        if key is None or loop is None or self._closed:
+            return
+        where = (root.resolve(), key)
+
+        async def go() -> None:
+            session = self._sessions.get(where)
+            task = self._starting.get(where)
+            if session is None and task is not None:
+                try:
+                    session = await asyncio.shield(task)
+                except (Exception, asyncio.CancelledError):  # its question reports the failure
+                    return
+            if (
+                session is not None
+                and session.definition.open_before_ready
+                and not session.ready.is_set()
+                and not session.exited.is_set()
+            ):
+                session.ensure_open(path)
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            asyncio.run_coroutine_threadsafe(go(), loop)
 
     def session_info(self, root: Path, language: str) -> dict[str, Any] | None:
         key = server_key(language)
@@ -331,6 +368,7 @@ class ServerPool:
             "ready": session.ready.is_set(),
             "ready_after_s": None if session.ready_at is None else session.ready_at - session.started_at,
             "answers_remembered": session.memo.served,
+            "launched_early": session.prelaunched is not None,
         }
 
     def states(self, root: Path) -> dict[str, str]:
@@ -413,12 +451,30 @@ class ServerPool:
         if session is not None and self._loop is not None:
             self._call(session.stop(), 20.0)
 
+    def adopt(self, launched: Prelaunched) -> None:
+        """Take a server launched by :func:`lsp.launch.prelaunch`: the first query or warm-up
+        for its root and language uses that process instead of starting another (a pool that
+        never needs it kills it when closed)."""
+        key = (launched.root.resolve(), launched.definition.key)
+        with self._lock:
+            if self._closed:
+                launched.kill()
+                return
+            replaced = self._prelaunched.pop(key, None)
+            self._prelaunched[key] = launched
+        if replaced is not None:
+            replaced.kill()
+
     def close(self) -> None:
         """Stop every server (politely, briefly), then kill what is left. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            unadopted = list(self._prelaunched.values())
+            self._prelaunched.clear()
+        for launched in unadopted:
+            launched.kill()
         atexit.unregister(self.close)
         loop = self._loop
         sessions = list(self._sessions.values())
@@ -508,6 +564,16 @@ class ServerPool:
 
     async def _start(self, key: tuple[Path, str], language: str, root: Path) -> ServerSession:
         try:
+            with self._lock:
+                pre = self._prelaunched.pop(key, None)
+            if pre is not None and pre.popen.poll() is None:
+                session = ServerSession(pre.definition, pre.binary, root, prelaunched=pre)
+                return await self._begin(key, session)
+            if pre is not None:  # it died before anyone asked: start one as usual (and say why, if it fails)
+                log.warning(
+                    "%s launched early for %s exited with %s", pre.definition.name, root, pre.popen.returncode
+                )
+                pre.kill()
             found = available_definition(language)
             if found is None:
                 missing = f"no server for {language} installed (install: {install_command(language)})"
@@ -518,19 +584,21 @@ class ServerPool:
             if unusable is not None:
                 self._stopped[key] = (f"not available: {unusable}", time.monotonic())
                 raise _NoServer(unusable)
-            session = ServerSession(definition, binary, root)
-            session.overlay = self._overlays.setdefault(root, {})
-            try:
-                await asyncio.wait_for(session.start(), self.start_timeout_s)
-            except BaseException:
-                session.kill()
-                await asyncio.shield(session.stop())
-                raise
-            self._sessions[key] = session
-            self._stopped.pop(key, None)
-            return session
+            return await self._begin(key, ServerSession(definition, binary, root))
         finally:
             self._starting.pop(key, None)
+
+    async def _begin(self, key: tuple[Path, str], session: ServerSession) -> ServerSession:
+        session.overlay = self._overlays.setdefault(key[0], {})
+        try:
+            await asyncio.wait_for(session.start(), self.start_timeout_s)
+        except BaseException:
+            session.kill()
+            await asyncio.shield(session.stop())
+            raise
+        self._sessions[key] = session
+        self._stopped.pop(key, None)
+        return session
 
     async def _query(
         self,

@@ -38,7 +38,9 @@ from multilspy.lsp_protocol_handler.server import (
     make_request,
 )
 
+from lsp.adopted import AdoptedProcess
 from lsp.answers import Location
+from lsp.launch import Prelaunched
 from lsp.memo import AnswerMemo
 from lsp.registry import ServerDefinition
 
@@ -82,7 +84,11 @@ def _uri(path: Path) -> str:
 class ServerSession:
     """A started (or starting) language server for one root."""
 
-    def __init__(self, definition: ServerDefinition, binary: str, root: Path) -> None:
+    def __init__(
+        self, definition: ServerDefinition, binary: str, root: Path, *, prelaunched: Prelaunched | None = None
+    ) -> None:
+        self.prelaunched = prelaunched
+        """A process launched before the pool existed (:mod:`lsp.launch`): adopted, not started."""
         self.definition = definition
         self.binary = binary
         self.root = root.resolve()
@@ -153,8 +159,9 @@ class ServerSession:
     async def start(self) -> None:
         """Launch and initialize. Returns once ``initialized`` is sent; :attr:`ready` is set
         when the server signals it has loaded the workspace."""
-        self.started_at = time.monotonic()
-        self.notes += self.definition.prepare(self.root)
+        pre = self.prelaunched
+        self.started_at = pre.started_at if pre is not None else time.monotonic()
+        self.notes += pre.notes if pre is not None else self.definition.prepare(self.root)
         launch = self.definition.launch(self.root, self.binary)
         self._known = self._scan()
         handler = LanguageServerHandler(
@@ -164,7 +171,10 @@ class ServerSession:
         )
         self._handler = handler
         self._register(handler)
-        await handler.start()
+        if pre is not None:
+            await _adopt(handler, pre)
+        else:
+            await handler.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         params = self._initialize_params()
         result = await self._raw_request("initialize", params, timeout_s=60.0)
@@ -340,6 +350,8 @@ class ServerSession:
                 await asyncio.wait_for(self.exited.wait(), timeout=5.0)
             except TimeoutError:
                 log.warning("%s (pid %s) did not exit after SIGKILL", self.definition.name, self.pid)
+        if isinstance(proc, AdoptedProcess):
+            proc.close()
         transport = getattr(proc, "_transport", None)
         if transport is not None:
             transport.close()  # the pipes; asyncio warns about a transport left open
@@ -662,3 +674,13 @@ def _section(settings: dict[str, Any], section: str) -> Any:
             return None
         node = node[part]
     return node
+
+
+async def _adopt(handler: LanguageServerHandler, pre: Prelaunched) -> None:
+    """What :meth:`LanguageServerHandler.start` does, on a process that already runs: its
+    pipes as the handler's process, and the handler's two readers started."""
+    handler.process = await AdoptedProcess.attach(pre.popen)
+    handler.loop = asyncio.get_running_loop()
+    for reader in (handler.run_forever(), handler.run_forever_stderr()):
+        handler.tasks[handler.task_counter] = handler.loop.create_task(reader)
+        handler.task_counter += 1

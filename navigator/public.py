@@ -28,6 +28,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from lsp.launch import prelaunch
     from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
     from lsp.pool import LanguageServers, ServerPool
     from lsp.positions import from_lsp, to_lsp
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from semantic.parse import parse_source
     from storage.db import RefRow, SymbolRow
     from storage.model import ParsedFile
-    from storage.peek import language_sizes
+    from storage.peek import language_sizes, target_files
     from storage.redact import redact
 
 __all__ = [
@@ -53,9 +54,11 @@ __all__ = [
     "language_sizes",
     "from_lsp",
     "parse_source",
+    "prelaunch",
     "redact",
     "server_key",
     "set_thread_limit",
+    "target_files",
     "to_lsp",
 ]
 
@@ -66,6 +69,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "DEFAULT_SERVER_IDLE_S": ("lsp.pool", "DEFAULT_IDLE_TIMEOUT_S"),
     "LanguageServers": ("lsp.pool", "LanguageServers"),
     "ServerPool": ("lsp.pool", "ServerPool"),
+    "prelaunch": ("lsp.launch", "prelaunch"),
     "from_lsp": ("lsp.positions", "from_lsp"),
     "to_lsp": ("lsp.positions", "to_lsp"),
     "Availability": ("lsp.registry", "Availability"),
@@ -77,6 +81,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SymbolRow": ("storage.db", "SymbolRow"),
     "ParsedFile": ("storage.model", "ParsedFile"),
     "language_sizes": ("storage.peek", "language_sizes"),
+    "target_files": ("storage.peek", "target_files"),
     "redact": ("storage.redact", "redact"),
 }
 """Each name offered here: the module that defines it, and its name there."""

@@ -7,6 +7,7 @@ read trees through these.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -25,22 +26,37 @@ _WS_DELETE = str.maketrans("", "", " \t\r\n\f\v")
 # --------------------------------------------------------------------------- grammars
 
 
+_THREAD = threading.local()
+"""Per thread: its tree-sitter parser of each grammar."""
+
+
 @dataclass(frozen=True, slots=True)
 class Grammar:
     language: Language
-    parser: Parser
     ident_query: Query
     defs_query: Query | None
+
+    @property
+    def parser(self) -> Parser:
+        """This thread's parser of the grammar: a tree-sitter Parser holds the state of the parse
+        under way, and two threads parsing with one crashed the process (the editor server
+        parses open buffers on a thread pool). The queries are read-only and shared."""
+        parsers: dict[int, Parser] | None = getattr(_THREAD, "parsers", None)
+        if parsers is None:
+            parsers = _THREAD.parsers = {}
+        parser = parsers.get(id(self.language))
+        if parser is None:
+            parser = parsers[id(self.language)] = Parser(self.language)
+        return parser
 
 
 @cache
 def grammar_for(language: str) -> Grammar | None:
     """Load (once) the parser and queries for ``language``; None when there is no grammar."""
     try:
-        from tree_sitter_language_pack import get_language, get_parser
+        from tree_sitter_language_pack import get_language
 
         lang = get_language(language)  # type: ignore[arg-type]
-        parser = get_parser(language)  # type: ignore[arg-type]
     except (LookupError, ValueError, OSError, ImportError) as exc:
         log.info("no tree-sitter grammar for %r: %s", language, exc)
         return None
@@ -53,7 +69,7 @@ def grammar_for(language: str) -> Grammar | None:
     source = _query_source(language)
     if source is not None:
         defs_query = Query(lang, source)
-    return Grammar(lang, parser, ident_query, defs_query)
+    return Grammar(lang, ident_query, defs_query)
 
 
 def _query_source(language: str) -> str | None:

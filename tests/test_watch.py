@@ -249,6 +249,34 @@ def test_the_editor_engine_watches_the_indexed_folders_only(tree: Path) -> None:
         engine.close()
 
 
+@linux_only
+def test_the_editor_engine_indexes_what_its_watcher_saw_instead_of_walking_per_request(tree: Path) -> None:
+    """Without a daemon, `nav lsp` walked the tree before every request that reads the index
+    (references, workspace/symbol: +150-300 ms on trpc); once its watcher runs, it indexes the
+    files the watcher reports, and the index still follows the disk."""
+    from navigator.frontends.editor import RootEngine
+
+    engine = RootEngine(tree, None, use_daemon=False)
+    try:
+        engine.local.index()
+        assert engine.local.refresh  # no watcher yet: each request checks the tree
+        engine.start_watching()
+        assert engine._observer is not None and not engine.local.refresh
+        (tree / "pkg" / "fresh_module.py").write_text("def brand_new_function():\n    return 1\n")
+        deadline = time.monotonic() + 30
+        while not engine.local.symbols("brand_new_function", limit=5).items:
+            assert time.monotonic() < deadline, "the watcher's change never reached the index"
+            time.sleep(0.05)
+        (tree / "pkg" / "fresh_module.py").unlink()
+        while engine.local.symbols("brand_new_function", limit=5).items:
+            assert time.monotonic() < deadline, "the deleted file stayed in the index"
+            time.sleep(0.05)
+        engine._watch_degraded("test: the watch limit")
+        assert engine.local.refresh  # the watcher gave up: requests check the tree again
+    finally:
+        engine.close()
+
+
 def test_the_watchdog_fallback_drops_events_in_skipped_folders(tree: Path) -> None:
     """Where there is no inotify (macOS, BSD) watchdog watches; what the walk skips is still no change."""
     pytest.importorskip("watchdog")

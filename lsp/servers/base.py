@@ -196,6 +196,12 @@ class ServerDefinition:
         """Whether this notification from the server means it finished loading."""
         return False
 
+    def warm_file(self, root: Path) -> str | None:
+        """For an :attr:`open_before_ready` server whose loading any one file starts (not
+        only that file's project): a file (absolute) a warm-up opens so that loading begins
+        before the first question. None: wait for the question's own file."""
+        return None
+
     def workspace_folder(self, root: Path) -> Path:
         """The folder the server is initialized with (``root`` unless the server needs a
         nav-owned project description elsewhere)."""

@@ -82,6 +82,12 @@ class Clangd(ServerDefinition):
         )
         return Launch(cmd=(binary, *args), cwd=str(root), env={})
 
+    def warm_file(self, root: Path) -> str | None:
+        # Opening any file makes clangd read the compilation database and start the background
+        # index of every file in it: the first source found will do.
+        first = next(walk_sources(root, _C_SOURCES | _CPP_SOURCES), None)
+        return str(first) if first is not None else None
+
     def language_id(self, path: str) -> str:
         return "c" if Path(path).suffix.lower() == ".c" else "cpp"
 

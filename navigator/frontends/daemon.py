@@ -60,7 +60,7 @@ from navigator.frontends.daemon_embed import (
     embed_lock_path,
 )
 from navigator.frontends.daemon_identity import Identity
-from navigator.frontends.daemon_servers import ServerWarmup, early_pool
+from navigator.frontends.daemon_servers import ServerWarmup, early_pool, open_asked_files
 from navigator.frontends.daemon_socket import (
     MAX_CONNECTIONS as MAX_CONNECTIONS,  # bench/fault_scenarios reads it here
 )
@@ -479,6 +479,8 @@ class Daemon:
         # the team store answers --all-repos, not this root's index (which answers only when the
         # store cannot, and then says it is a partial answer): no wait for the local index
         team_store = isinstance(params, dict) and params.get("all_repos") is True
+        if not self._initial_done.is_set() and self._pool is not None and not team_store:
+            open_asked_files(self._pool, self.root, self.paths.nav_dir / "index.db", method, params)
         if (
             method not in ("index", "status", "grep")  # grep reads its own index, not this one
             and not team_store

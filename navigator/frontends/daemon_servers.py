@@ -144,8 +144,10 @@ def languages_to_warm(sizes: Sizes) -> list[str]:
 
 def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> ServerPool | None:
     """Start the servers of the languages an existing index holds before the rest of nav is
-    imported (the critical path of a cold first query: ~0.5-1 s of imports). Returns the
-    pool, or None when there is no index to read yet (the daemon warms after its first run)."""
+    imported (the critical path of a cold first query: ~0.5-1 s of imports), multilspy
+    included: the processes are launched first (:func:`lsp.launch.prelaunch`) and the pool,
+    imported after, adopts them. Returns the pool, or None when there is no index to read yet
+    (the daemon warms after its first run)."""
     from navigator.errors import StorageError
     from navigator.public import language_sizes
 
@@ -156,15 +158,69 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
     except StorageError as exc:
         log.warning("cannot read languages to warm servers early: %s", exc)
         return None
-    from navigator.public import ServerPool
-
     warm = languages_to_warm(sizes)
     if not warm:
         return None
-    pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
+    from navigator.public import prelaunch  # the standard library only: multilspy is not imported yet
+
+    made = threading.Event()
+    box: list[ServerPool] = []
+
+    def launch_then_warm(language: str) -> None:
+        # each server's preparation (a compile_commands.json, a Java project...) and launch in
+        # its own thread: one language's does not hold back another's, nor the imports below
+        launched = prelaunch(root, language)
+        made.wait()
+        if not box:  # the pool could not be made (the daemon is failing): leave nothing running
+            if launched is not None:
+                launched.kill()
+            return
+        if launched is not None:
+            box[0].adopt(launched)
+        box[0].warm(root, language, deadline_s=300.0)
+
     for language in warm:
         threading.Thread(
-            target=pool.warm, args=(root, language), kwargs={"deadline_s": 300.0}, name=f"nav-early-{language}",
-            daemon=True,
-        ).start()  # fmt: skip
-    return pool
+            target=launch_then_warm, args=(language,), name=f"nav-early-{language}", daemon=True
+        ).start()
+    try:
+        from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
+
+        box.append(ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s))
+    finally:
+        made.set()
+    return box[0]
+
+
+ASKS_A_SERVER = frozenset(
+    {"definition", "references", "callers", "callees", "implementations", "hover", "show"}
+)
+"""The daemon's methods whose answer comes from a language server at the target's definition."""
+
+
+def open_asked_files(pool: ServerPool, root: Path, index_db: Path, method: str, params: Any) -> int:
+    """While the daemon's first index run is under way (questions wait for it), give the files
+    defining a question's target to the servers that start loading a project only when one
+    of its files is opened (tsserver): their load, the longest part of a cold answer, starts
+    now. Read from the index as it was (a hint; the answer still waits for the fresh index).
+    Returns how many files were handed over."""
+    if method not in ASKS_A_SERVER:
+        return 0
+    target: Any = None
+    if isinstance(params, dict):
+        target = params.get("target")
+        if target is None and isinstance(params.get("__args__"), list) and params["__args__"]:
+            target = params["__args__"][0]
+    elif isinstance(params, list) and params:
+        target = params[0]
+    if not isinstance(target, str) or not target.strip():
+        return 0
+    from navigator.public import target_files
+
+    handed = 0
+    for path, language in target_files(index_db, target):
+        full = (root / path).resolve()
+        if full.is_relative_to(root) and full.is_file():
+            pool.open_early(root, language, str(full))
+            handed += 1
+    return handed

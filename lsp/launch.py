@@ -1,0 +1,82 @@
+"""A language server launched before multilspy is imported, and its adoption by a session.
+
+A cold first answer waits for the server to load the workspace, and that only begins once the
+server runs. Importing :mod:`lsp.pool` (multilspy, and through it requests and urllib3) takes
+0.5-1 s, more on a loaded machine: a daemon that knows which servers it will need launches them
+here first (:func:`prelaunch`: the standard library, not even asyncio, and :mod:`lsp.registry`),
+then imports the pool, which adopts each process (:meth:`lsp.pool.ServerPool.adopt`, through
+:class:`lsp.adopted.AdoptedProcess`) instead of starting one: the server loads while nav imports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsp.registry import ServerDefinition, available_definition
+
+__all__ = ["Prelaunched", "prelaunch"]
+
+log = logging.getLogger("nav.lsp")
+
+
+@dataclass
+class Prelaunched:
+    """A server process started for ``root`` and not yet adopted by a session."""
+
+    root: Path
+    definition: ServerDefinition
+    """The instance that prepared the launch (it may hold state, e.g. readiness rules)."""
+    binary: str
+    popen: subprocess.Popen[bytes]
+    started_at: float
+    notes: list[str] = field(default_factory=list)
+    """What :meth:`ServerDefinition.prepare` said."""
+
+    def kill(self) -> None:
+        """SIGKILL its process group (a prelaunched server nobody adopted) and reap it."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5.0)
+        for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def prelaunch(root: Path, language: str) -> Prelaunched | None:
+    """Launch the server nav would start for ``language`` under ``root``, as the pool launches
+    it (same definition, preparation, command, environment, own process group). None when no
+    server is installed, it cannot serve ``root``, or it fails to start: the pool then starts
+    (or refuses) it as usual, and says why."""
+    root = root.resolve()
+    found = available_definition(language)
+    if found is None:
+        return None
+    definition, binary = found
+    if definition.unusable(root, binary) is not None:
+        return None
+    try:
+        notes = definition.prepare(root)
+        launch = definition.launch(root, binary)
+        popen = subprocess.Popen(
+            list(launch.cmd),
+            cwd=launch.cwd,
+            env={**os.environ, **launch.env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,  # own process group: the session's kill() reaches its children
+        )
+    except OSError as exc:
+        log.warning("could not launch %s early for %s: %s", definition.name, root, exc)
+        return None
+    return Prelaunched(root, definition, binary, popen, time.monotonic(), notes)
