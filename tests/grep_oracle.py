@@ -104,9 +104,12 @@ def patterns(root: Path, *, count: int, seed: int = 11) -> Iterator[tuple[str, t
     rng = random.Random(seed)
     corpus: list[str] = []
     for p in sorted(root.rglob("*")):
-        if p.is_file() and ".git" not in p.parts:
-            with contextlib.suppress(UnicodeDecodeError, OSError):
-                corpus.extend(p.read_text(encoding="utf-8").splitlines()[:80])
+        if p.is_file() and ".git" not in p.parts and ".nav" not in p.parts:
+            with contextlib.suppress(UnicodeDecodeError, OSError), open(p, "rb") as fh:
+                data = fh.read(1 << 20)  # the first 80 lines are what is kept: no need for more
+                if len(data) == 1 << 20:
+                    data = data[: data.rfind(b"\n") + 1]
+                corpus.extend(data.decode("utf-8").splitlines()[:80])
     corpus = [c for c in corpus if c]
     tokens = sorted({t[:200] for line in corpus for t in line.split() if t}) + WORDS
 

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -416,3 +417,40 @@ def test_filters_that_leave_no_file_are_refused_as_rg_refuses(nav: Navigator, tr
             assert rc == 2
             with pytest.raises(UsageError, match="filters"):
                 nav.grep(pattern, **kw)  # type: ignore[arg-type]
+
+
+def test_daemon_grep_waits_for_the_grep_index_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-index brings the grep index up to date first: a grep is answered, fresh, while the
+    symbol index (the parse of a first index of millions of lines) is still at work."""
+    from navigator.frontends.daemon import Daemon
+
+    root = tmp_path / "repo"
+    make_tree(root, files=4)
+    d = Daemon(root, watch=False, embed=False, warm_servers=False)
+    try:
+        d.nav.grep("warm")  # the grep index is built
+        entered, release = threading.Event(), threading.Event()
+
+        def slow_index(**kw: object) -> None:
+            entered.set()
+            release.wait(60)
+
+        monkeypatch.setattr(d.nav, "index", slow_index)
+        (root / "nonl.txt").write_text("freshForGrep\n", encoding="utf-8")
+        d._changed = {str(root / "nonl.txt")}  # what the watcher saw
+        d._dirty = True
+        d.watching = True  # requests wait for freshness, as with a watcher,
+        d.nav.refresh = False  # which keeps the indexes fresh instead of a walk per query
+        sync = threading.Thread(target=d._sync, daemon=True)
+        sync.start()
+        assert entered.wait(30)
+        reply = d._dispatch("grep", {"pattern": "freshForGrep"})
+        assert sync.is_alive() and not release.is_set()  # answered while the symbol index runs
+        assert [i["path"] for i in reply["value"]["items"]] == ["nonl.txt"]
+        assert d.wait_fresh(timeout_s=0.05) is False  # the other verbs still wait for it
+        release.set()
+        sync.join(30)
+        assert d.wait_fresh(timeout_s=5)
+    finally:
+        release.set()
+        d.nav.close()
