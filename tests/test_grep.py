@@ -454,3 +454,56 @@ def test_daemon_grep_waits_for_the_grep_index_only(tmp_path: Path, monkeypatch: 
     finally:
         release.set()
         d.nav.close()
+
+
+def _open_grep_db_fds() -> int:
+    return sum(
+        1 for fd in os.listdir("/proc/self/fd") if "grep.db" in os.path.realpath(f"/proc/self/fd/{fd}")
+    )
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's descriptors in /proc")
+def test_a_thread_per_request_reuses_the_grep_index_of_finished_ones(tmp_path: Path) -> None:
+    """The daemon answers each connection on a thread of its own: each request opened a grep.db
+    connection of its own that was never closed (65 descriptors after 31 CLI greps)."""
+    root = tmp_path / "repo"
+    make_tree(root, files=4)
+    with Navigator(root, refresh=False) as nav:
+        nav.grep("warm")
+        before = _open_grep_db_fds()
+        for _ in range(20):
+            t = threading.Thread(target=nav.grep, args=("createSalesOrder",))
+            t.start()
+            t.join(60)
+        assert _open_grep_db_fds() <= before + 2  # one more connection at most (the threads' one)
+        assert_same(nav, root, "createSalesOrder")
+
+
+def test_grep_does_not_wait_for_a_symbol_index_run(tmp_path: Path) -> None:
+    """An index run holds the handle's lock for its whole length (minutes on a big tree); a
+    grep from a new thread (a daemon request) waited for it only to open its grep index."""
+    root = tmp_path / "repo"
+    make_tree(root, files=4)
+    with Navigator(root, refresh=False) as nav:
+        nav.grep("warm")
+        held, release = threading.Event(), threading.Event()
+
+        def index_run() -> None:
+            with nav._handle.lock:
+                held.set()
+                release.wait(120)
+
+        runner = threading.Thread(target=index_run, daemon=True)
+        runner.start()
+        assert held.wait(30)
+        answers: list[int] = []
+        asker = threading.Thread(
+            target=lambda: answers.append(len(nav.grep("createSalesOrder").items)), daemon=True
+        )
+        asker.start()
+        asker.join(60)  # a bound for the failure case: before the fix it waited for `release`
+        try:
+            assert answers and answers[0] > 0 and not release.is_set()
+        finally:
+            release.set()
+            runner.join(30)
