@@ -54,7 +54,11 @@ def rg_stream(
         return rc, sorted(want - nav)[:1000], want & nav
     cmd = ["rg", "--no-config", "--no-heading", "--with-filename", "--null", "-n", "--color", "never"]
     proc = subprocess.Popen(
-        [*cmd, *flags, "-e", pattern], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [*cmd, *flags, "-e", pattern],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
     )
     assert proc.stdout is not None
     missing: list[Row] = []

@@ -69,7 +69,9 @@ def names(root: Path, k: int, seed: int = 5) -> list[str]:
 
 def run_ms(cmd: list[str], root: Path) -> tuple[float, bytes]:
     t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=root, env=env(), capture_output=True, check=False)
+    proc = subprocess.run(
+        cmd, cwd=root, env=env(), capture_output=True, check=False, stdin=subprocess.DEVNULL
+    )
     return (time.perf_counter() - t) * 1e3, proc.stdout
 
 

@@ -216,8 +216,8 @@ def rg_lines(root: Path, pattern: str, flags: tuple[str, ...]) -> tuple[int, set
     proc = subprocess.run(
         ["rg", "--no-config", "--no-heading", "--with-filename", "--null", "-n", "--color", "never",
          *flags, "-e", pattern],
-        cwd=root, capture_output=True, check=False,
-    )  # fmt: skip
+        cwd=root, capture_output=True, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip  # stdin: rg searches a readable stdin instead of the tree
     out: set[tuple[str, int, str]] = set()
     if "-l" in flags:
         return proc.returncode, {(os.fsdecode(p), 0, "") for p in proc.stdout.split(b"\0") if p}
