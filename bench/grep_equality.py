@@ -132,6 +132,17 @@ def one(nav: Navigator, root: Path, pattern: str, flags: tuple[str, ...]) -> dic
     return out
 
 
+def _ranges(ns: list[int]) -> list[list[int]]:
+    """[[first, last], ...] of the runs in sorted ``ns``: which of the seeded stream's patterns ran."""
+    out: list[list[int]] = []
+    for n in ns:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
 def summarize(logs: list[Path]) -> dict[str, object]:
     """The outcome of one root's logs (its workers'): patterns, differences, bounded answers."""
     rows = [
@@ -147,10 +158,14 @@ def summarize(logs: list[Path]) -> dict[str, object]:
     status = [str(r["status"]) for r in kept]
     return {
         "patterns": len(kept),
-        "seeded_stream_prefix": max(int(r["i"]) for r in kept) + 1 if kept else 0,  # type: ignore[call-overload]
+        "stream_indices": _ranges(sorted(int(r["i"]) for r in kept)),  # type: ignore[call-overload]
         "differences": status.count("diff"),
         "bounded": status.count("bounded"),
         "refused_by_both": sum(1 for r in kept if r["status"] == "same" and r["rc"] == 2),
+        "of_which_filters_left_no_file": sum(
+            1 for r in kept if r["status"] == "same" and r["rc"] == 2 and "filters" in str(r.get("reason"))
+        ),
+        "lines_compared_cut": sum(int(r.get("cut_lines", 0)) for r in kept),  # type: ignore[call-overload]
         "narrowed_by_the_index": sum(1 for r in kept if r["narrowed"]),
         "option_shapes": {f: sum(1 for r in kept if f in r["flags"]) for f in ("-F", "-i", "-w", "-l", "-c", "-g", "-t", "-m")},  # type: ignore[operator]
         "nul_file_notes": [r["note"] for r in kept if "note" in r][:5],
