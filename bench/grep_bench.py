@@ -17,7 +17,7 @@ Per root (indexed in place: ``ROOT/.nav/grep.db``, rebuilt from nothing first):
   API warm (``Navigator(root, refresh=False)``: no walk, as in the daemon), and with
   ``--daemon`` a fresh CLI against a running daemon.
 
-Results go to ``bench/results/grep_bench.json`` and a table on stdout.
+Results go to ``bench/results/grep_bench.json`` (key ``grep_bench``) and a table on stdout.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from grep_oracle import nav_flags, patterns, rg_lines, same_answer  # noqa: E402
+from grep_oracle import answer_set, nav_flags, patterns, rg_lines, same_answer  # noqa: E402
 
 from bench.harness.run import timed_ms, write_json  # noqa: E402
 from navigator.api import Navigator  # noqa: E402
@@ -64,7 +64,9 @@ def build(root: Path) -> dict[str, float]:
     db = root / ".nav" / "grep.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    out = subprocess.run([sys.executable, "-c", BUILD, str(root)], env=env(), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", BUILD, str(root)], env=env(), capture_output=True, text=True, check=True
+    )
     stats: dict[str, float] = eval(out.stdout.strip())  # our own repr of a dict of numbers
     stats["ratio"] = stats["db_bytes"] / max(1, stats["text_bytes"])
     return stats
@@ -81,7 +83,7 @@ def equality(root: Path, count: int) -> dict[str, object]:
                 # no deadline short of a slow machine's: a pattern matching every line of a
                 # million takes ripgrep and the parsing of its output a while
                 r = nav.grep(pattern, limit=None, deadline_s=600, **nav_flags(flags))  # type: ignore[arg-type]
-                got, refused = {(h.path, h.line, h.text) for h in r.items}, False
+                got, refused = answer_set(r.items, flags), False
                 if not r.complete:
                     incomplete.append(f"{pattern!r} {flags}: {r.reason}")
             except UsageError:
@@ -96,7 +98,13 @@ def equality(root: Path, count: int) -> dict[str, object]:
 
 def names(root: Path, k: int, seed: int = 5) -> list[str]:
     """Identifiers from the tree, common and rare alike."""
-    proc = subprocess.run(["rg", "--no-config", "-o", "-N", "--no-filename", r"\b[A-Za-z_][A-Za-z0-9_]{5,}\b"], cwd=root, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["rg", "--no-config", "-o", "-N", "--no-filename", r"\b[A-Za-z_][A-Za-z0-9_]{5,}\b"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     words = sorted(set(proc.stdout.split()))
     return random.Random(seed).sample(words, min(k, len(words)))
 
@@ -105,7 +113,9 @@ def speed(root: Path, queries: list[str], pairs: int, daemon: bool) -> dict[str,
     rows: dict[str, list[float]] = {"rg": [], "cli_in_process": [], "api_warm": []}
     if daemon:
         rows["cli_daemon"] = []
-        subprocess.run([*NAV, "-C", str(root), "status"], env=env(), capture_output=True, check=False)  # starts it
+        subprocess.run(
+            [*NAV, "-C", str(root), "status"], env=env(), capture_output=True, check=False
+        )  # starts it
         subprocess.run([*NAV, "-C", str(root), "grep", "warmup"], env=env(), capture_output=True, check=False)
     ratios: dict[str, list[float]] = {k: [] for k in rows if k != "rg"}
     with Navigator(root, refresh=False) as nav:
@@ -154,17 +164,29 @@ def main() -> None:
     results = []
     for root in args.roots:
         root = root.resolve()
-        count = subprocess.run(["rg", "--no-config", "-c", "^"], cwd=root, capture_output=True, text=True, check=False).stdout
+        count = subprocess.run(
+            ["rg", "--no-config", "-c", "^"], cwd=root, capture_output=True, text=True, check=False
+        ).stdout
         text_lines = sum(int(x.rsplit(":", 1)[1]) for x in count.splitlines() if ":" in x)
         b = build(root)
         eq = equality(root, args.patterns)
         sp = speed(root, names(root, args.queries), args.pairs, args.daemon)
-        row = {"root": root.name, "files": b["files"], "lines": text_lines, "build": b, "equality": eq, "speed": sp}
+        row = {
+            "root": root.name,
+            "files": b["files"],
+            "lines": text_lines,
+            "build": b,
+            "equality": eq,
+            "speed": sp,
+        }
         results.append(row)
         print(json.dumps(row, indent=1), flush=True)
     out = REPO / "bench" / "results" / "grep_bench.json"
-    write_json(out, results)
-    print(f"\n{'root':<14}{'files':>7}{'lines':>10}{'build s':>9}{'MB':>7}{'ratio':>7}{'diffs':>7}  rg / cli / api / daemon p50 ms")
+    kept = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    write_json(out, {**kept, "grep_bench": results})  # beside grep_equality/grep_speed's entries
+    print(
+        f"\n{'root':<14}{'files':>7}{'lines':>10}{'build s':>9}{'MB':>7}{'ratio':>7}{'diffs':>7}  rg / cli / api / daemon p50 ms"
+    )
     for r in results:
         b, s = r["build"], r["speed"]
         print(

@@ -180,7 +180,7 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
         for t in o.types:
             cmd += ["-t", t]
         cmd += ["-e", o.pattern, "--", *o.paths]
-        _rg(root, cmd, o, run, deadline)
+        _rg(root, cmd, o, run, deadline, walk=True)
     else:
         source = "index+rg"
         store = index.store
@@ -189,6 +189,8 @@ def search(root: Path, index: GrepIndex | None, o: GrepOptions) -> Response[Grep
         explicit: set[str] = set()
         if o.globs or o.types or o.paths:
             allowed = rg_files(root, globs=o.globs, types=o.types, paths=o.paths)
+            if not allowed:  # ripgrep's search refuses this (exit 2), though its --files does not
+                raise UsageError(_no_files(o))
             explicit = {p for p in o.paths if (root / p).is_file()}
             known = {p for p, _ in store.all_paths()}
             cands = {p: k for p, k in cands.items() if p in set(allowed)}
@@ -385,8 +387,12 @@ def _batches(paths: list[str]) -> Iterator[list[str]]:
         yield batch
 
 
-def _rg(root: Path, cmd: list[str], o: GrepOptions, run: _Run, deadline: float) -> None:
-    """Run ripgrep once, reading its output into ``run`` until the limit or the deadline."""
+def _rg(
+    root: Path, cmd: list[str], o: GrepOptions, run: _Run, deadline: float, *, walk: bool = False
+) -> None:
+    """Run ripgrep once, reading its output into ``run`` until the limit or the deadline.
+    ``walk``: ripgrep walks the tree itself, so "no files were searched" means the caller's
+    filters left none (an error, as ripgrep's exit code 2 says), not a whitelist gone stale."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         run.deadline_hit = True
@@ -446,6 +452,8 @@ def _rg(root: Path, cmd: list[str], o: GrepOptions, run: _Run, deadline: float) 
         stderr = err.read(1 << 20)
     if proc.returncode == 2 and not stopped:
         message = first_lines(stderr)
+        if walk and not run.hits and message.startswith("No files were searched"):
+            raise UsageError(_no_files(o))
         if (
             not run.hits
             and ("regex" in message or "error:" in message or "parse" in message)
@@ -456,6 +464,11 @@ def _rg(root: Path, cmd: list[str], o: GrepOptions, run: _Run, deadline: float) 
                 "fix the regular expression, or pass -F to search for it literally"
             )
         run.errors.extend(_file_errors(stderr) or [message])
+
+
+def _no_files(o: GrepOptions) -> str:
+    shown = " ".join([*(f"-g {g}" for g in o.globs), *(f"-t {t}" for t in o.types), *o.paths])
+    return f"no file ripgrep would search passes the filters `{shorten(shown or '(none)')}`; loosen them"
 
 
 def _file_errors(stderr: bytes) -> list[str]:

@@ -17,6 +17,7 @@ import functools
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,7 +81,10 @@ class IndexHandle:
         self.index_error: str | None = None
         """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
         self._stores: list[Store] = []
-        self._greps: list[GrepIndex] = []
+        self._greps: list[tuple[weakref.ref[threading.Thread], GrepIndex]] = []
+        """Every grep index opened, with the thread that uses it (a finished thread's is taken over)."""
+        self._grep_lock = threading.Lock()
+        """Guards :attr:`_greps` only: never held across an index run, as :attr:`lock` is."""
         self._first_searcher: SemanticSearch | None = None
 
     @property
@@ -156,8 +160,9 @@ class IndexHandle:
             for store in self._stores:
                 store.close()
             self._stores.clear()
-            greps, self._greps = self._greps, []
-            for grep in greps:
+            with self._grep_lock:
+                greps, self._greps = self._greps, []
+            for _, grep in greps:
                 grep.close()
             self.thread = ThreadState()
 
@@ -187,14 +192,26 @@ class IndexHandle:
         return first.release_model() if first is not None else False
 
     def grep_index(self) -> GrepIndex:
-        """This thread's grep index (``.nav/grep.db``); closed by :meth:`close`."""
+        """This thread's grep index (``.nav/grep.db``); closed by :meth:`close`. A thread takes
+        over the index of one that has finished (the daemon serves each connection on a thread
+        of its own: one connection to ``grep.db`` per request, never closed, ran it out of file
+        descriptors), so there are never more than the threads that grep at once."""
         index = self.thread.grep
         if index is None:
-            from navigator.grep_index import GrepIndex
+            me = threading.current_thread()
+            with self._grep_lock:
+                for n, (owner, grep) in enumerate(self._greps):
+                    was = owner()
+                    if was is None or was is me or not was.is_alive():
+                        self._greps[n] = (weakref.ref(me), grep)
+                        index = grep
+                        break
+                else:
+                    from navigator.grep_index import GrepIndex
 
-            index = self.thread.grep = GrepIndex(self.root, self.nav_dir)
-            with self.lock:
-                self._greps.append(index)
+                    index = GrepIndex(self.root, self.nav_dir)
+                    self._greps.append((weakref.ref(me), index))
+            self.thread.grep = index
         return index
 
     # -- damage ----------------------------------------------------------------------------

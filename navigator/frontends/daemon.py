@@ -157,6 +157,8 @@ class Daemon:
         self._sync_cond = threading.Condition()
         self._dirty = False
         self._syncing = False
+        self._grep_syncing = False
+        """The grep index's part of a sync is running (it goes first: grep waits only for it)."""
         self.watching = False
         self.watch = watch
         self.last_sync_s: float | None = None
@@ -366,14 +368,21 @@ class Daemon:
         started = time.perf_counter()
         with self._sync_cond:
             self._dirty = False
-            self._syncing = True
+            self._syncing = self._grep_syncing = True
             changed, self._changed = self._changed, set()
         try:
             rel: list[str] | None = None
             if changed is not None and changed and len(changed) <= SCOPED_SYNC_MAX:
                 rel = [os.path.relpath(p, self.root).replace(os.sep, "/") for p in changed]
+            try:
+                # the grep index first, when one was built (the same paths): a stat per file,
+                # so a grep need not wait for the parse of a first index of millions of lines
+                self.nav.grep_changed(rel)
+            finally:
+                with self._sync_cond:
+                    self._grep_syncing = False
+                    self._sync_cond.notify_all()
             self.nav.index(only=rel)  # the watcher's paths only: no walk of the tree
-            self.nav.grep_changed(rel)  # the grep index, when one was built: the same paths
             if changed != set():
                 # the watcher's paths: the servers re-read just those, no walk of the tree
                 self.nav.files_changed(sorted(changed) if changed is not None else None)
@@ -394,10 +403,15 @@ class Daemon:
             changed = self._changed
             return None if changed is None else len(changed)
 
-    def wait_fresh(self, timeout_s: float = 5.0) -> bool:
-        """Block until no change seen by the watcher is waiting to be indexed (bounded)."""
+    def wait_fresh(self, timeout_s: float = 5.0, *, grep: bool = False) -> bool:
+        """Block until no change seen by the watcher is waiting to be indexed (bounded); with
+        ``grep``, until none is waiting for the grep index (the symbol index may still be at work)."""
+
+        def fresh() -> bool:
+            return not self._dirty and not (self._grep_syncing if grep else self._syncing)
+
         with self._sync_cond:
-            return self._sync_cond.wait_for(lambda: not self._dirty and not self._syncing, timeout=timeout_s)
+            return self._sync_cond.wait_for(fresh, timeout=timeout_s)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -490,7 +504,12 @@ class Daemon:
             raise WireError(
                 INTERNAL_ERROR, f"the first index of {self.root} is still being built; ask again in a moment"
             )
-        if method != "index" and not team_store and self.watching and not self.wait_fresh():
+        if (
+            method != "index"
+            and not team_store
+            and self.watching
+            and not self.wait_fresh(grep=method == "grep")
+        ):
             log.warning("answering %s before a pending re-index finished", method)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
