@@ -19,6 +19,7 @@ index state (:meth:`storage.query.IndexQueries.files_signature`) and kept for th
 from __future__ import annotations
 
 import difflib
+import heapq
 import threading
 from collections.abc import Hashable, Sequence
 
@@ -60,16 +61,37 @@ class NameTable:
         self._lengths = np.array([len(n) for n in self.names], dtype=np.int64)
 
     def close_matches(self, word: str, *, n: int, cutoff: float) -> list[str]:
-        """``difflib.get_close_matches(word, names, n, cutoff)``, the same list."""
-        if not self.names or not word:
-            return difflib.get_close_matches(word, self.names, n=n, cutoff=cutoff)
+        """``difflib.get_close_matches(word, names, n, cutoff)``, the same list.
+
+        The names whose bound passes are compared best bound first; once ``n`` are kept, the
+        first name whose bound is under the worst kept score ends the search (no name after it
+        can score more than its bound): a long name no longer costs a full comparison with
+        the thousand that share its letters."""
+        if n <= 0 or not 0.0 <= cutoff <= 1.0 or not self.names or not word:
+            return difflib.get_close_matches(word, self.names, n=n, cutoff=cutoff)  # its errors, its answer
         q = _counts([word])[0]
         shared = np.minimum(self._counts, q).sum(axis=1, dtype=np.int64)
         total = self._lengths + len(word)
         bound = np.where(total > 0, 2.0 * shared / np.maximum(total, 1), 1.0)
         # the same float test difflib makes, with a hair of slack so rounding never drops a name
         keep = np.nonzero(bound >= cutoff - 1e-9)[0]
-        return difflib.get_close_matches(word, [self.names[i] for i in keep], n=n, cutoff=cutoff)
+        order = keep[np.argsort(-bound[keep], kind="stable")]
+        matcher = difflib.SequenceMatcher()
+        matcher.set_seq2(word)
+        best: list[tuple[float, str]] = []  # a min-heap of (score, name): difflib's own order
+        for i in order:
+            if len(best) == n and bound[i] < best[0][0] - 1e-9:
+                break
+            name = self.names[int(i)]
+            matcher.set_seq1(name)
+            if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+                score = matcher.ratio()
+                if score >= cutoff:
+                    if len(best) < n:
+                        heapq.heappush(best, (score, name))
+                    elif (score, name) > best[0]:
+                        heapq.heapreplace(best, (score, name))
+        return [name for _, name in sorted(best, reverse=True)]
 
     def subsequences(self, needle: str) -> list[str]:
         """The names whose lower case holds ``needle`` (lower case) as a subsequence, in table order."""

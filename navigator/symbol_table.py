@@ -127,7 +127,9 @@ def ranked_symbols(store: IndexQueries, pattern: str, *, limit: int) -> list[Sym
         candidates.setdefault(row.id, row)
     if len(candidates) < limit:
         table = name_table(store)
-        close = set(table.close_matches(pat, n=limit, cutoff=0.6))
+        # close spellings are for a name mistyped: one that names a symbol exactly gets none
+        named = any(r.definition.name == pat or r.definition.qualified_name == pat for r in candidates.values())
+        close = set() if named else set(table.close_matches(pat, n=limit, cutoff=0.6))
         close |= set(table.subsequences(low))
         for n in list(close)[:2000]:
             for row in store.symbols_by_name(n):

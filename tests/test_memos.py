@@ -250,3 +250,19 @@ def test_close_names_on_a_real_index_equal_difflib(make_repo: Callable[[dict[str
         assert any(s.name.startswith("get_fixture") for s in hits.items)
     finally:
         nav.close()
+
+
+def test_close_spellings_only_for_a_name_that_is_no_symbol(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    """`nav symbols parse_config` is the symbol asked for, its prefix, substring and word matches;
+    `parse_conflg` is offered only for a name that is not exactly a symbol (a typo)."""
+    nav = Navigator(make_repo({"m.py": "def parse_config():\n    pass\n\n\ndef parse_conflg():\n    pass\n"}))
+    nav.index()
+    try:
+        exact = [s.name for s in nav.symbols("parse_config").items]
+        assert exact == ["parse_config"]
+        typo = {s.name for s in nav.symbols("parse_confxg").items}
+        assert typo == {"parse_config", "parse_conflg"}
+    finally:
+        nav.close()
