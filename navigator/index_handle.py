@@ -81,6 +81,11 @@ class IndexHandle:
         self.index_error: str | None = None
         """Why the last index run failed (disk full, damaged, read-only), until one succeeds."""
         self._stores: list[Store] = []
+        self._owners: list[tuple[weakref.ref[threading.Thread], Store]] = []
+        """Every connection in :attr:`_stores` with the thread that uses it (a finished thread's is
+        taken over)."""
+        self._owners_lock = threading.Lock()
+        """Guards :attr:`_owners` only: never held across an index run, as :attr:`lock` is."""
         self._greps: list[tuple[weakref.ref[threading.Thread], GrepIndex]] = []
         """Every grep index opened, with the thread that uses it (a finished thread's is taken over)."""
         self._grep_lock = threading.Lock()
@@ -98,17 +103,37 @@ class IndexHandle:
 
     @property
     def store(self) -> Store:
-        """This thread's connection to the index (see :attr:`navigator.api.Navigator.store`)."""
+        """This thread's connection to the index (see :attr:`navigator.api.Navigator.store`). A
+        thread takes over the connection of one that has finished (the daemon serves each
+        connection on a thread of its own: a connection per request, never closed, left two
+        descriptors open per request — 65 after 31 — and each opened under :attr:`lock`, which
+        an index run holds for its whole length), so there are never more connections than
+        threads that query at once."""
         store = self.thread.store
         if store is not None and store.replaced():
             self._drop_store(store)
             store = None
         if store is None:
+            store = self._take_over()
+        if store is None:
             with self.lock:
                 store = self._open_store()
-                self.thread.store = store
                 self._stores.append(store)
+            with self._owners_lock:
+                self._owners.append((weakref.ref(threading.current_thread()), store))
+        self.thread.store = store
         return store
+
+    def _take_over(self) -> Store | None:
+        """The connection of a finished thread (not replaced on disk since), now this thread's."""
+        me = threading.current_thread()
+        with self._owners_lock:
+            for n, (owner, store) in enumerate(self._owners):
+                was = owner()
+                if (was is None or was is me or not was.is_alive()) and not store.replaced():
+                    self._owners[n] = (weakref.ref(me), store)
+                    return store
+        return None
 
     def _open_store(self) -> Store:
         try:
@@ -141,6 +166,8 @@ class IndexHandle:
             store.close()
             if store in self._stores:
                 self._stores.remove(store)
+            with self._owners_lock:
+                self._owners = [(o, s) for o, s in self._owners if s is not store]
             self.thread.store = None
 
     def close_stores(self) -> None:
@@ -149,6 +176,8 @@ class IndexHandle:
         look at the file needs them all gone. Threads reopen on their next use."""
         with self.lock:
             self.generation += 1
+            with self._owners_lock:
+                self._owners.clear()
             for store in self._stores:
                 store.close()
             self._stores.clear()
@@ -157,6 +186,8 @@ class IndexHandle:
     def close(self) -> None:
         """Close every connection and grep index (the handle opens them again if asked)."""
         with self.lock:
+            with self._owners_lock:
+                self._owners.clear()
             for store in self._stores:
                 store.close()
             self._stores.clear()

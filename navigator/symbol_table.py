@@ -128,7 +128,9 @@ def ranked_symbols(store: IndexQueries, pattern: str, *, limit: int) -> list[Sym
     if len(candidates) < limit:
         table = name_table(store)
         # close spellings are for a name mistyped: one that names a symbol exactly gets none
-        named = any(r.definition.name == pat or r.definition.qualified_name == pat for r in candidates.values())
+        named = any(
+            r.definition.name == pat or r.definition.qualified_name == pat for r in candidates.values()
+        )
         close = set() if named else set(table.close_matches(pat, n=limit, cutoff=0.6))
         close |= set(table.subsequences(low))
         for n in list(close)[:2000]:

@@ -76,3 +76,49 @@ def test_with_refresh_off_an_empty_index_is_not_indexed(tmp_path: Path) -> None:
         assert handle.fresh(refresh=False, lock_wait_s=0.1).stats().files == 1
     finally:
         handle.close()
+
+
+def _index_fds() -> int:
+    import os
+
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += "index.db" in os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+    return n
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_a_thread_per_request_takes_over_a_finished_threads_connection(tmp_path: Path) -> None:
+    """The daemon answers each connection on a thread of its own: each opened a connection to the
+    index that stayed open until the daemon exited (two descriptors per request: 65 after 31)."""
+    from navigator.api import Navigator
+
+    root = _repo(tmp_path / "repo")
+    with Navigator(root, refresh=False) as nav:
+        nav.index()
+        assert nav.definitions("create_order").items
+        before = _index_fds()
+        answers: list[int] = []
+        for _ in range(25):
+            t = threading.Thread(target=lambda: answers.append(len(nav.definitions("create_order").items)))
+            t.start()
+            t.join(60)
+        assert answers == [1] * 25
+        assert _index_fds() <= before + 3  # one more connection at most (the threads' one)
+        # two threads at once still get a connection each
+        both: list[object] = []
+        barrier = threading.Barrier(2)
+
+        def hold() -> None:
+            both.append(nav.store)
+            barrier.wait(30)
+
+        pair = [threading.Thread(target=hold) for _ in range(2)]
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join(60)
+        assert len(both) == 2 and both[0] is not both[1]
