@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-__all__ = ["NameTable", "close_matches", "subsequence", "table_for"]
+__all__ = ["NameTable", "subsequence", "table_for"]
 
 _OTHER = 128  # the column of every non-ASCII character
 
@@ -123,8 +123,3 @@ def table_for(index: Hashable, state: Hashable, names: Sequence[str] | None = No
             del _TABLES[next(iter(_TABLES))]
         _TABLES[index] = (state, table)
     return table
-
-
-def close_matches(names: Sequence[str], word: str, *, n: int, cutoff: float) -> list[str]:
-    """:meth:`NameTable.close_matches` on a list built now (for one-off callers and the tests)."""
-    return NameTable(names).close_matches(word, n=n, cutoff=cutoff)

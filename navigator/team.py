@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from navigator.config import Config, resolve_store_url
-from navigator.pipeline import Candidates, PathIndex, path_candidates, rank, snippet_at, unlisted
+from navigator.pipeline import Candidates, PathIndex, chunk_hit, path_candidates, rank, unlisted
 from navigator.results import Response, SearchHit, Symbol
 from semantic.analysis import QueryTerms, query_terms
 from semantic.fusion import ChunkMeta, Ranked
@@ -620,22 +620,10 @@ class TeamStore:
 
 
 def _team_hit(r: Ranked, loc: ChunkLoc) -> TeamHit:
-    text, at = snippet_at(loc.text, loc.start_line)
-    return TeamHit(
-        path=loc.path,
-        start_line=loc.start_line,
-        end_line=loc.end_line,
-        symbol=loc.symbol,
-        signature=loc.signature,
-        snippet=text,
-        score=round(r.file_score, 6),
-        language=loc.language,
-        ranks=dict(r.ranks),
-        snippet_line=at,
-        repo=loc.repo,
-        commit=loc.commit,
-        branch=loc.branch,
-    )
+    """The files-view hit of :func:`navigator.pipeline.chunk_hit`, with where the chunk was published."""
+    hit = chunk_hit(r, loc)
+    fields = {f.name: getattr(hit, f.name) for f in dataclasses.fields(hit)}
+    return TeamHit(**fields, repo=loc.repo, commit=loc.commit, branch=loc.branch)
 
 
 def _fallback_note(exc: StoreError) -> str:

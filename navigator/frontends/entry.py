@@ -73,14 +73,19 @@ _ITEMS = {
 }  # fmt: skip
 
 
+def _take_root(argv: list[str]) -> tuple[str | None, list[str]]:
+    """A leading ``-C ROOT`` / ``--root ROOT`` / ``--root=ROOT``, and the arguments after it."""
+    args = list(argv)
+    if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
+        return args[1], args[2:]
+    if args and args[0].startswith("--root="):
+        return args[0].split("=", 1)[1], args[1:]
+    return None, args
+
+
 def _parse(argv: list[str]) -> tuple[str | None, str, str, bool] | None:
     """(root, command, name or text, as_json) for a hot shape, else None."""
-    args = list(argv)
-    root: str | None = None
-    if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
-        root, args = args[1], args[2:]
-    elif args and args[0].startswith("--root="):
-        root, args = args[0].split("=", 1)[1], args[1:]
+    root, args = _take_root(argv)
     if not args or args[0] not in _HOT:
         return None
     command, rest = args[0], args[1:]
@@ -209,9 +214,11 @@ def _other_root(line: bytes) -> bool:
     return isinstance(error, dict) and error.get("code") == _OTHER_ROOT
 
 
-def response_envelope(line: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(envelope, value) of a daemon reply that carries a ``Response``, else None (an error
-    reply, or one that is not JSON of that shape). Shared by the fast paths that read replies."""
+def response_envelope(
+    line: bytes, type_tag: str = "navigator.results:Response"
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(envelope, value) of a daemon reply that carries a ``type_tag`` (a ``Response``), else None
+    (an error reply, or one that is not JSON of that shape). Shared by the fast paths that read replies."""
     from navigator.frontends import fastjson
 
     try:
@@ -219,7 +226,7 @@ def response_envelope(line: bytes) -> tuple[dict[str, Any], dict[str, Any]] | No
     except (ValueError, RecursionError):
         return None
     env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
-    if not isinstance(env, dict) or env.get("type") != "navigator.results:Response":
+    if not isinstance(env, dict) or env.get("type") != type_tag:
         return None
     value = env.get("value")
     return (env, value) if isinstance(value, dict) else None
@@ -308,12 +315,7 @@ _ENV_STORE = "NAV_STORE"  # navigator.config.ENV_STORE
 
 def _parse_status(argv: list[str]) -> tuple[str | None, bool] | None:
     """(root, as_json) for ``nav [-C ROOT] status [--json]``, else None."""
-    args = list(argv)
-    root: str | None = None
-    if args[:1] in (["-C"], ["--root"]) and len(args) >= 2:
-        root, args = args[1], args[2:]
-    elif args and args[0].startswith("--root="):
-        root, args = args[0].split("=", 1)[1], args[1:]
+    root, args = _take_root(argv)
     if args == ["status"]:
         return root, False
     return (root, True) if args == ["status", "--json"] else None
@@ -377,18 +379,10 @@ def _fast_status(root_arg: str | None, as_json: bool) -> int | None:
 
 def _status_value(line: bytes) -> dict[str, Any] | None:
     """The ``Status`` a daemon replied with, when it has this nav's fields and types."""
-    from navigator.frontends import fastjson
-
-    try:
-        reply = fastjson.loads(line)
-    except (ValueError, RecursionError):
+    got = response_envelope(line, "navigator.results:Status")
+    if got is None or tuple(got[1]) != _STATUS:
         return None
-    env = reply.get("result") if isinstance(reply, dict) and "error" not in reply else None
-    if not isinstance(env, dict) or env.get("type") != "navigator.results:Status":
-        return None
-    value = env.get("value")
-    if not isinstance(value, dict) or tuple(value) != _STATUS:
-        return None
+    value = got[1]
     if not isinstance(value["languages"], dict) or not isinstance(value["notes"], list):
         return None
     at = value["last_indexed_at"]
