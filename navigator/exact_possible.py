@@ -93,6 +93,10 @@ def possible(
     if not wanted or op not in ("references", "callers", "implementation"):
         return [], None
     member = {t.name: _is_member(files, t) for t in wanted}
+    # A plain method (no property, getter or setter) is called only where it is called:
+    # `x.name = v`, `x.name.attr` and `f = x.name` are no call of it (basedpyright's call
+    # hierarchy counts the uses of a property, and calls, no other use).
+    plain = {t.name: op == "callers" and member[t.name] and _plain_method(files, t) for t in wanted}
     at = {(h.path, h.line, h.col) for h in precise}
     lines = {(h.path, h.line) for h in precise}
     own = {(t.path, t.line, t.col) for t in targets}
@@ -150,6 +154,8 @@ def possible(
                 continue  # `from urllib.request import`: a module's name, no attribute of anything
             called = is_call(line_text, ref.col, ref.end_col)  # `f(`, and `f<T>(` in TypeScript
             if op == "callers" and ((ref.path, ref.line) in lines or (not called and not is_member)):
+                continue
+            if plain[name] and not called:
                 continue
             hit = hit_at(files, ref.path, ref.line, ref.col, ref.line, ref.end_col, ("possible",), op)
             if hit.is_definition or (op == "callers" and is_import(line_text)):
@@ -298,6 +304,32 @@ def _is_member(files: Files, target: Target) -> bool:
         else:
             return files.line(target.path, target.line)[: target.col - 1].rstrip().endswith(".")
     return kind in _MEMBER_KINDS
+
+
+_DEF_LINE = re.compile(r"\s*(async\s+)?def\b")
+_ACCESSOR_DECORATOR = re.compile(r"@\S*(property|\.setter|\.getter|\.deleter)\b")
+_ACCESSOR_LINE = re.compile(
+    r"\s*(?:(?:static|public|private|protected|override|readonly)\s+)*(?:get|set)\s+[\w$#]"
+)
+
+
+def _plain_method(files: Files, target: Target) -> bool:
+    """Whether ``target`` is a method that is no property, getter or setter (whose every use,
+    an assignment included, runs it): a Python ``def`` under no property decorator, a
+    JavaScript or TypeScript method that is no ``get``/``set`` accessor. False when unsure."""
+    if target.kind != "method":
+        return False
+    text = files.line(target.path, target.line)
+    if _language(files, target.path) == "python":
+        if not _DEF_LINE.match(text):
+            return False
+        above = target.line - 1
+        while above >= 1 and (decorator := files.line(target.path, above).strip()).startswith("@"):
+            if _ACCESSOR_DECORATOR.match(decorator):
+                return False
+            above -= 1
+        return True
+    return _language(files, target.path) in DYNAMIC_LANGUAGES and not _ACCESSOR_LINE.match(text)
 
 
 def _module_path(line_text: str, col0: int, language: str | None) -> bool:

@@ -12,9 +12,12 @@ search hits marked ``related``. Otherwise the legs are fused by RRF.
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 from typing import Any, Protocol
 
+from navigator.exact_targets import disk_lines
 from navigator.results import Found, Hit, Response, SearchHit, Symbol
 from navigator.router import Route, classify
 from semantic.analysis import mentions
@@ -74,7 +77,6 @@ def run_query(
     reasons: list[str] = []
     notes: list[str] = [f"routed {route.describe()}"]
     complete = True
-    exact_complete = True
 
     def add(leg: str, item: Found) -> None:
         key = (item.path, item.line)
@@ -107,8 +109,6 @@ def run_query(
             return
         resp = refs(name, deadline_s=deadline_s, limit=config.query_leg_depth * 4)
         absorb(resp)
-        nonlocal exact_complete
-        exact_complete = exact_complete and resp.complete
         for h in resp.items:
             add("lsp" if "lsp" in h.provenance else "syntax", _from_hit(h))
 
@@ -133,8 +133,6 @@ def run_query(
             )
         for name in names:
             exact(name)
-    answer_leg = "symbols" if route.intent == "definition" else "lsp"
-    answered = route.asks and exact_complete and bool(legs.get(answer_leg))
     if route.kind in ("semantic", "both") or (route.kind == "exact" and not found):
         if route.kind == "exact":
             notes.append("no exact match; showing search results")
@@ -148,18 +146,33 @@ def run_query(
             for c in resp.items:
                 add("search", _from_chunk(c))
 
-    fused = rrf(legs, k=config.query_rrf_k)
+    lsp_count = len(dict.fromkeys(legs.get("lsp", [])))
+    # Possible references (the `syntax` leg) are an appendix to the server's answer, never an
+    # equal vote beside it: weighted so that its first hit scores below the server's last.
+    weights = {"syntax": (config.query_rrf_k + 1) / (config.query_rrf_k + lsp_count + 1)}
+    fused = rrf(legs, k=config.query_rrf_k, weights=weights)
+    answer_leg = "symbols" if route.intent == "definition" else "lsp"
+    answered = route.asks and bool(legs.get(answer_leg))
     if answered:
-        # The exact answer first and whole (the answer leg's order, then the definitions),
-        # then search hits as related code.
-        lead = list(dict.fromkeys([*legs.get(answer_leg, []), *legs.get("symbols", [])]))
+        # The exact answer first and whole (the server's order, then the definitions, then
+        # possible references), then search hits that mention an asked name, as related code:
+        # a hit that does not even name it is no help beside an exact answer.
+        lead = list(
+            dict.fromkeys([*legs.get(answer_leg, []), *legs.get("symbols", []), *legs.get("syntax", [])])
+        )
         lead_set = set(lead)
         rest = sorted(
             (kv for kv in fused.items() if kv[0] not in lead_set), key=lambda kv: (-kv[1][0], kv[0])
         )
-        ordered = [(key, fused[key]) for key in lead] + rest
+        root = getattr(nav, "root", None)
+        asked = _asked_names(route.identifiers)
+        related = [kv for kv in rest if _mentions(root, found[kv[0]], asked)]
+        ordered = [(key, fused[key]) for key in lead] + related
+        left_out = len(rest) - len(related)
         notes.append(
-            f"the exact answer ({len(legs[answer_leg])} {route.intent}) comes first; search results follow as related"
+            f"the exact answer ({len(legs[answer_leg])} {route.intent}) comes first; search results "
+            "that mention the name follow as related"
+            + (f" ({left_out} that do not were left out)" if left_out else "")
         )
     else:
         ordered = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
@@ -193,6 +206,26 @@ def run_query(
         elapsed_ms=(time.perf_counter() - started) * 1e3,
         notes=tuple(notes),
     )
+
+
+def _asked_names(identifiers: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The last part of each asked name (`Session.request` -> `request`), as a whole word."""
+    parts = sorted({i.rsplit(".", 1)[-1].rsplit("::", 1)[-1] for i in identifiers} - {""})
+    if not parts:
+        return None
+    return re.compile(r"(?<![\w$])(?:" + "|".join(map(re.escape, parts)) + r")(?![\w$])")
+
+
+def _mentions(root: Path | None, item: Found, names: re.Pattern[str] | None) -> bool:
+    """Whether the code of ``item`` (its lines on disk; the shown text without a root) names
+    one of ``names``."""
+    if names is None:
+        return False
+    read = disk_lines(root, root / item.path) if isinstance(root, Path) else None
+    if read is None:
+        return bool(names.search(item.code or "") or names.search(item.symbol or ""))
+    lines = read[0][max(0, item.line - 1) : item.end_line]
+    return any(names.search(line) for line in lines)
 
 
 __all__ = ["Route", "run_query"]

@@ -25,6 +25,17 @@ def show(thing):
 def later(thing):
     pending = thing.total
     return pending
+
+
+class Box:
+    @property
+    def size(self):
+        return 1
+
+
+def measure(thing):
+    thing.total = 0
+    return thing.size
 '''
 
 
@@ -45,7 +56,7 @@ def exact(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExactNavigator]:
 def test_method_callers_are_the_server_answer_then_syntax_uses(exact: ExactNavigator) -> None:
     resp = exact.callers("Order.total", deadline_s=DEADLINE)
     # complete means nothing is known to be missing: two uses the server could not resolve are
-    assert not resp.complete and resp.reason == "2 possible callers the server could not resolve"
+    assert not resp.complete and resp.reason == "1 possible caller the server could not resolve"
     provenances = [h.provenance for h in resp.items]
     lsp = [h for h in resp.items if h.provenance == ("lsp",)]
     syntax = [h for h in resp.items if h.provenance == ("possible",)]
@@ -55,9 +66,10 @@ def test_method_callers_are_the_server_answer_then_syntax_uses(exact: ExactNavig
     assert lsp[0].kind == "call" and lsp[0].symbol == "main"
     # the untyped ones come after it, by name only, and say so
     assert provenances.index(("possible",)) == len(lsp), "possible uses must follow the server's answer"
+    # a plain method runs only where it is called: `pending = thing.total` (line 9) and
+    # `thing.total = 0` (line 20) are no calls of it
     assert {(h.path, h.line, h.kind, h.symbol) for h in syntax} == {
         ("orders/dynamic.py", 5, "possible call", "show"),
-        ("orders/dynamic.py", 9, "possible reference", "later"),
     }
     assert resp.source == "lsp:basedpyright,syntax"
     assert any("provenance `possible`" in n and "`.total`" in n for n in resp.notes), resp.notes
@@ -65,6 +77,12 @@ def test_method_callers_are_the_server_answer_then_syntax_uses(exact: ExactNavig
     assert not any(h.is_definition for h in resp.items)
     assert not any(h.path == "orders/reports.py" for h in resp.items)
     assert len({(h.path, h.line) for h in resp.items}) == len(resp.items)
+
+
+def test_reading_a_property_is_a_possible_call(exact: ExactNavigator) -> None:
+    resp = exact.callers("Box.size", deadline_s=DEADLINE)
+    possible = {(h.path, h.line, h.symbol) for h in resp.items if h.provenance == ("possible",)}
+    assert ("orders/dynamic.py", 21, "measure") in possible, resp.items
 
 
 def test_free_function_callers_get_no_syntax_list(exact: ExactNavigator) -> None:

@@ -105,3 +105,38 @@ def test_the_exact_leg_looks_up_as_many_names_as_the_ranking_config_says(nav: Na
     resp = run_query(nav, text, deadline_s=60, config=dataclasses.replace(DEFAULT, max_exact_names=2))
     capped = next(n for n in resp.notes if "the exact leg looked up" in n)
     assert "2 of the" in capped and "`create_sales_order`" in capped.split(":", 1)[1].split(",")[0]
+
+
+UNTYPED = '''def show(thing):
+    return thing.total()
+'''
+
+
+def test_possible_uses_follow_the_servers_answer_and_related_hits_name_what_was_asked(nav: Navigator) -> None:
+    # `thing.total()` on an untyped receiver: a possible caller the server cannot confirm, in
+    # a file whose path sorts before the server's call site (a tie would put it first)
+    (nav.root / "orders" / "a_untyped.py").write_text(UNTYPED)
+    try:
+        resp = nav.query("who calls `Order.total`", deadline_s=60)
+        kinds = [(f.kind, set(f.ranks)) for f in resp.items]
+        server = [i for i, f in enumerate(resp.items) if "lsp" in f.ranks]
+        possible = [i for i, f in enumerate(resp.items) if set(f.ranks) == {"syntax"}]
+        assert server and possible, kinds
+        # the server's answer leads although possible uses make the answer incomplete
+        assert server == list(range(len(server))) and max(server) < min(possible), kinds
+        assert ("orders/a_untyped.py", 2) in {(resp.items[i].path, resp.items[i].line) for i in possible}
+        assert any("exact answer" in n for n in resp.notes), resp.notes
+        related = [f for f in resp.items if f.kind == "related"]
+        assert related and all(f.kind != "related" for f in resp.items[: max(possible) + 1])
+        for f in related:  # every related hit's code names `total`
+            lines = (nav.root / f.path).read_text().splitlines()[f.line - 1 : f.end_line]
+            assert any("total" in ln for ln in lines), f
+
+        # a bare name is fused, yet a possible use never outranks the server's last hit
+        bare = nav.query("Order.total", deadline_s=60)
+        order = [set(f.ranks) for f in bare.items]
+        last_server = max(i for i, r in enumerate(order) if "lsp" in r)
+        first_possible = min(i for i, r in enumerate(order) if r == {"syntax"})
+        assert last_server < first_possible, order
+    finally:
+        (nav.root / "orders" / "a_untyped.py").unlink()
