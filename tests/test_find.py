@@ -107,9 +107,9 @@ def test_the_exact_leg_looks_up_as_many_names_as_the_ranking_config_says(nav: Na
     assert "2 of the" in capped and "`create_sales_order`" in capped.split(":", 1)[1].split(",")[0]
 
 
-UNTYPED = '''def show(thing):
+UNTYPED = """def show(thing):
     return thing.total()
-'''
+"""
 
 
 def test_possible_uses_follow_the_servers_answer_and_related_hits_name_what_was_asked(nav: Navigator) -> None:
