@@ -46,6 +46,7 @@ __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 _FTS_TABLE: dict[str, str] = {"chunks": "chunks_fts", "symbols": "symbols_fts"}
 _BATCH = 500
 _FILE_SYMBOLS_MEMO = 512  # files whose symbols one connection remembers
+_DOC_FREQ_MEMO = 50_000  # (table, word) document frequencies one connection remembers (~5 MB)
 
 SYMBOL_COLUMNS = (
     "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
@@ -117,6 +118,7 @@ class IndexReads:
     """The read queries of one index database (and its vector cache's writes)."""
 
     _symbols_memo: tuple[tuple[int, int], dict[str, list[SymbolRow]]] | None = None
+    _df_memo: tuple[tuple[int, int], dict[tuple[str, str], tuple[int, int]]] | None = None
 
     if TYPE_CHECKING:
         path: Path
@@ -171,12 +173,31 @@ class IndexReads:
             raise ValueError(f"table must be one of {sorted(_FTS_TABLE)}, got {table!r}")
         sql = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
         out: dict[str, int] = {}
+        memo = self._doc_freq_memo()
         for w in words:
             if w in out or not w:
                 continue
+            known = memo.get((table, w))
+            # (count, counted up to): exact below its cap, else a lower bound good up to that cap
+            if known is not None and (known[0] <= known[1] or cap <= known[1]):
+                out[w] = min(known[0], cap + 1)
+                continue
             rows = self._match_rows(sql, ('"' + w.replace('"', '""') + '"', cap + 1))
             out[w] = int(rows[0][0]) if rows else 0
+            if len(memo) >= _DOC_FREQ_MEMO:
+                del memo[next(iter(memo))]  # the oldest
+            memo[(table, w)] = (out[w], cap)
         return out
+
+    def _doc_freq_memo(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """Words' document frequencies as counted so far (pasted issues on one checkout share
+        most of their words), emptied when anything was committed since, like the symbols memo."""
+        state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
+        held = getattr(self, "_df_memo", None)
+        if held is None or held[0] != state:
+            held = (state, {})
+            self._df_memo = held
+        return held[1]
 
     def vocab_doc_freqs(self, words: Sequence[str]) -> dict[str, int]:
         lookups = list(dict.fromkeys(words))

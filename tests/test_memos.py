@@ -174,6 +174,30 @@ def test_a_connections_file_symbols_follow_commits_of_any_connection(
         nav.close()
 
 
+def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    root = make_repo({f"a{i}.py": f"def f{i}():\n    return ledger_total + {i}\n" for i in range(4)})
+    nav = Navigator(root)
+    nav.index()
+    reader = Store(nav.index_path)
+    counted: list[str] = []
+    reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "MATCH" in sql else None)
+    try:
+        assert reader.doc_freqs(["ledger", "zebra"], cap=2) == {"ledger": 3, "zebra": 0}  # up to cap + 1
+        assert reader.doc_freqs(["ledger", "zebra"], cap=2) == {"ledger": 3, "zebra": 0}
+        assert len(counted) == 2  # remembered: an exact count and a bound good up to its cap
+        assert reader.doc_freqs(["ledger"], cap=1) == {"ledger": 2}  # a smaller cap: from the bound
+        assert reader.doc_freqs(["ledger"], cap=10) == {"ledger": 4}  # a larger one: counted again
+        assert reader.doc_freqs(["zebra"], cap=10) == {"zebra": 0} and len(counted) == 3
+        (root / "b.py").write_text("def zebra_ledger():\n    return 0\n")
+        nav.index()  # another connection commits
+        assert reader.doc_freqs(["ledger", "zebra"], cap=10) == {"ledger": 5, "zebra": 1}
+    finally:
+        reader.close()
+        nav.close()
+
+
 # -- a file's split lines ----------------------------------------------------------------------------
 
 
