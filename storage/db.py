@@ -667,10 +667,6 @@ def _writable(path: Path) -> bool:
     return not st.f_flag & os.ST_RDONLY
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 if TYPE_CHECKING:  # the index answers the whole query seam
 
     def _conforms(store: Store) -> IndexQueries:

@@ -9,10 +9,8 @@ a full-text query FTS5 cannot parse matches nothing.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,41 +22,29 @@ from storage.query import (
     ChunkPlace,
     ChunkRecord,
     ChunkRow,
-    ChunkWords,
     DefinitionSpan,
     FileContent,
     FileRow,
-    FtsTable,
     IndexSignature,
     NameMatch,
-    NameScore,
     RefCount,
     RefRow,
     Scope,
-    ScoredChunk,
     SymbolRow,
     Vector,
 )
-from storage.sqlite_errors import classify_query_error, is_fts_query_error
+from storage.sqlite_errors import classify_query_error
+from storage.sqlite_text import BATCH, CHUNK_OF, TextReads, like_escape, scope_sql
 
 __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 
-_FTS_TABLE: dict[str, str] = {"chunks": "chunks_fts", "symbols": "symbols_fts"}
-_BATCH = 500
 _FILE_SYMBOLS_MEMO = 512  # files whose symbols one connection remembers
-_DOC_FREQ_MEMO = 50_000  # (table, word) document frequencies one connection remembers (~5 MB)
 
 SYMBOL_COLUMNS = (
     "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
     "s.start_line, s.start_col, s.end_line, s.end_col, "
     "s.name_line, s.name_col, s.name_end_line, s.name_end_col, "
     "s.signature, s.container, s.docstring"
-)
-
-# The chunk holding a symbol's name: the smallest that spans its line.
-_CHUNK_OF = (
-    "(SELECT c.id FROM chunks c WHERE c.file_id = s.file_id AND c.start_line <= s.name_line "
-    "AND c.end_line >= s.name_line ORDER BY (c.end_line - c.start_line) LIMIT 1)"
 )
 
 
@@ -83,173 +69,11 @@ def symbol_from_row(row: Sequence[Any]) -> SymbolRow:
     )
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def scope_sql(scope: Scope) -> tuple[str, list[object]]:
-    """SQL conditions on ``f`` (files) for a scope's path prefixes / globs and languages,
-    each after `` AND `` ("" for the whole index)."""
-    where: list[str] = []
-    params: list[object] = []
-    if scope.paths:
-        ors = []
-        for p in scope.paths:
-            if any(ch in p for ch in "*?["):
-                ors.append("f.path GLOB ?")
-                params.append(p)
-            else:
-                p = p.strip("/")
-                ors.append("(f.path = ? OR f.path LIKE ? ESCAPE '\\')")
-                params.extend([p, _like_escape(p) + "/%"])
-        where.append("(" + " OR ".join(ors) + ")")
-    if scope.languages:
-        where.append("f.language IN (" + ",".join("?" * len(scope.languages)) + ")")
-        params.extend(scope.languages)
-    return (" AND " + " AND ".join(where)) if where else "", params
-
-
-def _kinds_literal(kinds: Sequence[str]) -> str:
-    """``'a', 'b'`` for kinds that are plain identifiers (the only ones a kind can be)."""
-    return ", ".join(repr(k) for k in kinds if k.isidentifier())
-
-
-class IndexReads:
-    """The read queries of one index database (and its vector cache's writes)."""
+class IndexReads(TextReads):
+    """The read queries of one index database (and its vector cache's writes); the full-text
+    ones are :class:`storage.sqlite_text.TextReads`'."""
 
     _symbols_memo: tuple[tuple[int, int], dict[str, list[SymbolRow]]] | None = None
-    _df_memo: tuple[tuple[int, int], dict[tuple[str, str], tuple[int, int]]] | None = None
-
-    if TYPE_CHECKING:
-        path: Path
-
-        @property
-        def conn(self) -> sqlite3.Connection: ...
-
-        def transaction(self) -> AbstractContextManager[None]: ...
-
-    # -- the seam's one way to run SQL -------------------------------------------------------
-
-    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        try:
-            return self.conn.execute(sql, params).fetchall()
-        except StorageError:
-            raise
-        except sqlite3.Error as exc:
-            raise classify_query_error(exc, self.path) from exc
-
-    def _iter(self, sql: str, params: Sequence[object] = ()) -> Iterator[Any]:
-        """Rows one by one (a table too large to hold twice); errors classified as in :meth:`_rows`."""
-        try:
-            yield from self.conn.execute(sql, params)
-        except StorageError:
-            raise
-        except sqlite3.Error as exc:
-            raise classify_query_error(exc, self.path) from exc
-
-    def _match_rows(self, sql: str, params: Sequence[object]) -> list[Any]:
-        """Rows of a full-text query: one FTS5 cannot parse matches nothing."""
-        try:
-            return self.conn.execute(sql, params).fetchall()
-        except StorageError:
-            raise
-        except sqlite3.Error as exc:
-            if is_fts_query_error(exc, sql):
-                return []
-            raise classify_query_error(exc, self.path) from exc
-
-    def _one(self, sql: str, params: Sequence[object] = ()) -> Any:
-        rows = self._rows(sql, params)
-        return rows[0] if rows else None
-
-    # -- full text ---------------------------------------------------------------------------
-
-    def doc_freqs(self, words: Sequence[str], *, cap: int) -> dict[str, int]:
-        return self.table_doc_freqs(words, cap=cap, table="chunks")
-
-    def table_doc_freqs(self, words: Sequence[str], *, cap: int, table: FtsTable) -> dict[str, int]:
-        name = _FTS_TABLE.get(table)
-        if name is None:
-            raise ValueError(f"table must be one of {sorted(_FTS_TABLE)}, got {table!r}")
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM {name} WHERE {name} MATCH ? LIMIT ?)"
-        out: dict[str, int] = {}
-        memo = self._doc_freq_memo()
-        for w in words:
-            if w in out or not w:
-                continue
-            known = memo.get((table, w))
-            # (count, counted up to): exact below its cap, else a lower bound good up to that cap
-            if known is not None and (known[0] <= known[1] or cap <= known[1]):
-                out[w] = min(known[0], cap + 1)
-                continue
-            rows = self._match_rows(sql, ('"' + w.replace('"', '""') + '"', cap + 1))
-            out[w] = int(rows[0][0]) if rows else 0
-            if len(memo) >= _DOC_FREQ_MEMO:
-                del memo[next(iter(memo))]  # the oldest
-            memo[(table, w)] = (out[w], cap)
-        return out
-
-    def _doc_freq_memo(self) -> dict[tuple[str, str], tuple[int, int]]:
-        """Words' document frequencies as counted so far (pasted issues on one checkout share
-        most of their words), emptied when anything was committed since, like the symbols memo."""
-        state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
-        held = getattr(self, "_df_memo", None)
-        if held is None or held[0] != state:
-            held = (state, {})
-            self._df_memo = held
-        return held[1]
-
-    def vocab_doc_freqs(self, words: Sequence[str]) -> dict[str, int]:
-        lookups = list(dict.fromkeys(words))
-        df: dict[str, int] = {}
-        self._rows(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-        )
-        for start in range(0, len(lookups), _BATCH):
-            part = lookups[start : start + _BATCH]
-            marks = ",".join("?" * len(part))
-            for term, doc in self._rows(
-                f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part
-            ):
-                df[str(term)] = int(doc)
-        return df
-
-    def chunk_count(self) -> int:
-        row = self._one("SELECT count(*) FROM chunks")
-        return int(row[0] or 0) if row else 0
-
-    def chunk_id_high(self) -> int:
-        row = self._one("SELECT max(rowid) FROM chunks_fts")
-        return int(row[0] or 0) if row else 0
-
-    def symbol_count(self) -> int:
-        row = self._one("SELECT count(*) FROM symbols")
-        return int(row[0] or 0) if row else 0
-
-    def bm25_chunks(
-        self, match: str, *, weights: tuple[float, float, float], scope: Scope, limit: int
-    ) -> list[ScoredChunk]:
-        if not match:
-            return []
-        cond, params = scope_sql(scope)
-        w = ", ".join(str(x) for x in weights)
-        if cond:
-            sql = (
-                f"SELECT chunks_fts.rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts "
-                "JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
-                f"WHERE chunks_fts MATCH ? {cond} ORDER BY s LIMIT ?"
-            )
-        else:
-            sql = f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
-        rows = self._match_rows(sql, (match, *params, limit))
-        return [ScoredChunk(int(r[0]), -float(r[1])) for r in rows]
-
-    def chunk_words(self, ids: Sequence[int]) -> list[ChunkWords]:
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = self._rows(f"SELECT symbol, text FROM chunks_fts WHERE rowid IN ({marks})", list(ids))
-        return [ChunkWords(sym, str(text)) for sym, text in rows]
 
     # -- symbols -----------------------------------------------------------------------------
 
@@ -259,44 +83,13 @@ class IndexReads:
         cond, params = scope_sql(scope)
         marks = ",".join("?" * len(names))
         sql = (
-            f"SELECT {_CHUNK_OF}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
+            f"SELECT {CHUNK_OF}, s.name, s.qualified_name, f.path FROM symbols s JOIN files f ON f.id = s.file_id "
             f"WHERE s.name IN ({marks}) {cond} LIMIT ?"
         )
         rows = self._rows(sql, (*names, *params, limit))
         return [
             NameMatch(None if cid is None else int(cid), str(n), str(qn), str(p)) for cid, n, qn, p in rows
         ]
-
-    def symbol_bm25_chunks(
-        self,
-        match: str,
-        *,
-        scope: Scope,
-        skip_kinds: Sequence[str],
-        limit: int,
-        rank_first: bool = False,
-    ) -> list[NameScore]:
-        if not match:
-            return []
-        cond, params = scope_sql(scope)
-        kinds = _kinds_literal(skip_kinds)
-        kind_sql = f"AND s.kind NOT IN ({kinds})" if kinds else ""
-        if rank_first and not cond:
-            # Each matched name's chunk is found for the best only (SQLite ran the chunk look-up
-            # for every matched row before sorting).
-            sql = (
-                f"SELECT {_CHUNK_OF}, t.b FROM (SELECT rowid AS id, bm25(symbols_fts) AS b FROM symbols_fts "
-                f"WHERE symbols_fts MATCH ? ORDER BY b LIMIT ?) t JOIN symbols s ON s.id = t.id "
-                f"WHERE 1 {kind_sql} ORDER BY t.b"
-            )
-        else:
-            sql = (
-                f"SELECT {_CHUNK_OF}, bm25(symbols_fts) AS b FROM symbols_fts "
-                "JOIN symbols s ON s.id = symbols_fts.rowid JOIN files f ON f.id = s.file_id "
-                f"WHERE symbols_fts MATCH ? {cond} {kind_sql} ORDER BY b LIMIT ?"
-            )
-        rows = self._match_rows(sql, (match, *params, limit))
-        return [NameScore(None if cid is None else int(cid), -float(b)) for cid, b in rows]
 
     def _symbols(self, where: str, params: Sequence[object], *, limit: int) -> list[SymbolRow]:
         sql = (
@@ -346,7 +139,7 @@ class IndexReads:
         last = dotted.rsplit(".", 1)[-1]
         return self._symbols(
             "s.name = ? AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\')",
-            (last, dotted, "%." + _like_escape(dotted)),
+            (last, dotted, "%." + like_escape(dotted)),
             limit=1000,
         )
 
@@ -387,7 +180,7 @@ class IndexReads:
 
     def symbols_like(self, pattern: str, *, limit: int = 2000) -> list[SymbolRow]:
         return self._symbols(
-            "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + _like_escape(pattern) + "%",), limit=limit
+            "s.qualified_name LIKE ? ESCAPE '\\'", ("%" + like_escape(pattern) + "%",), limit=limit
         )
 
     def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
@@ -474,8 +267,8 @@ class IndexReads:
     def chunk_places(self, ids: Sequence[int]) -> dict[int, ChunkPlace]:
         out: dict[int, ChunkPlace] = {}
         ids = list(ids)
-        for start in range(0, len(ids), _BATCH):
-            part = ids[start : start + _BATCH]
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
             marks = ",".join("?" * len(part))
             for cid, path, sym, sl in self._rows(
                 f"SELECT c.id, f.path, c.symbol, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
@@ -538,8 +331,8 @@ class IndexReads:
 
     def vector_keys(self, model: str, keys: Sequence[str]) -> set[str]:
         have: set[str] = set()
-        for start in range(0, len(keys), _BATCH):
-            part = list(keys[start : start + _BATCH])
+        for start in range(0, len(keys), BATCH):
+            part = list(keys[start : start + BATCH])
             marks = ",".join("?" * len(part))
             have.update(
                 str(r[0])
@@ -551,8 +344,8 @@ class IndexReads:
 
     def fetch_vectors(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
         out: dict[str, Vector] = {}
-        for start in range(0, len(keys), _BATCH):
-            part = list(keys[start : start + _BATCH])
+        for start in range(0, len(keys), BATCH):
+            part = list(keys[start : start + BATCH])
             marks = ",".join("?" * len(part))
             for h, dim, blob in self._rows(
                 f"SELECT hash, dim, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",

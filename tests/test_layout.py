@@ -219,7 +219,7 @@ LARGE_MODULES = {
     "storage/pg.py": "the team store's adapter over one connection: its error mapping, schema and migration, "
     "vector cache and read legs (the write path is pg_write.py)",
     "storage/db.py": "the SQLite Store: a connection per thread, writes in transactions, and the recovery of a "
-    "damaged file, which needs the store itself (reads: sqlite_queries.py; schema: sqlite_schema.py; "
+    "damaged file, which needs the store itself (reads: sqlite_queries.py, sqlite_text.py; schema: sqlite_schema.py; "
     "the file as a file: sqlite_files.py)",
     "storage/fake.py": "an in-memory fake of the whole IndexQueries Protocol with its MATCH parser, kept in one "
     "reading so the contract tests hold it against the real stores as one thing",
@@ -254,4 +254,6 @@ def test_no_module_is_over_600_lines_without_a_stated_reason() -> None:
 def test_every_stated_reason_is_still_needed() -> None:
     lines = _module_lines()
     stale = sorted(m for m in LARGE_MODULES if lines.get(m, 0) <= BIG_MODULE_LINES)
-    assert not stale, f"no longer over {BIG_MODULE_LINES} lines (or gone): drop them from LARGE_MODULES: {stale}"
+    assert not stale, (
+        f"no longer over {BIG_MODULE_LINES} lines (or gone): drop them from LARGE_MODULES: {stale}"
+    )
