@@ -408,6 +408,11 @@ class Navigator:
         """Whether the embedding model is in memory now (the daemon's budget asks)."""
         return self._handle.model_loaded()
 
+    def embed_rate(self) -> float | None:
+        """Chunks per second the embedding model has run at in this process (None before it
+        has run twice): how soon the missing vectors will be there."""
+        return self._handle.embed_rate()
+
     def release_model(self) -> bool:
         """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
         needs it); True when one was loaded. The daemon calls it when idle."""

@@ -42,7 +42,7 @@ from navigator.pipeline import (
     unlisted,
 )
 from navigator.results import Response, SearchHit
-from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_key
+from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_key, eta_note
 from semantic.analysis import QueryTerms, query_terms
 from semantic.embed import Embedder
 from semantic.fusion import ChunkMeta, Ranked
@@ -311,7 +311,7 @@ class SemanticSearch(VectorSync):
                     pct = 100.0 * have / max(total, 1)
                     complete = False
                     reason = (
-                        f"vectors for {have}/{total} chunks ({pct:.0f}%); "
+                        f"vectors for {have}/{total} chunks ({pct:.0f}%){eta_note(total - have, self.embed_rate())}; "
                         "the rest is searched by BM25, symbol names and paths; run `nav index --embed`"
                     )
         cfg = self.config

@@ -10,6 +10,7 @@ import pytest
 
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
+from navigator.vector_sync import eta_note
 from semantic.analysis import query_terms
 from semantic.embed import FakeEmbedder
 from semantic.lexical import bm25_chunks, symbol_chunks
@@ -80,6 +81,33 @@ def test_lexical_answers_without_vectors_and_says_incomplete(store: Store) -> No
     assert resp.items and resp.items[0].path in {"src/orders.py", "web/app.ts"}
     assert not resp.complete and resp.reason is not None and "vectors for 0/" in resp.reason
     assert "vector" not in resp.items[0].ranks
+
+
+def test_missing_vectors_say_when_they_will_be_there_at_the_rate_measured_here(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    root = make_repo({f"src/m{i}.py": f"def step_{i}(x):\n    return x + {i}\n" for i in range(9)})
+    store = Store(tmp_path / "idx" / "rate.db")
+    index_root(root, store)
+    search = SemanticSearch(store, embedder=FakeEmbedder())
+    assert search.embed_rate() is None  # nothing measured yet
+    search.sync(max_embed=2, batch_size=2)  # one batch: it pays for loading the model, so no rate
+    assert search.embed_rate() is None
+    search.sync(max_embed=6, batch_size=2)
+    rate = search.embed_rate()
+    assert rate is not None and rate > 0
+    resp = search.search("step", k=3)
+    assert not resp.complete and resp.reason is not None
+    assert "vectors for 8/9" in resp.reason and "chunks/s measured here" in resp.reason, resp.reason
+    search.sync()
+    assert search.search("step", k=3).complete
+
+
+def test_eta_note_reads_as_a_person_would_say_it() -> None:
+    assert eta_note(100, None) == "" and eta_note(0, 5.0) == ""
+    assert eta_note(30, 10.0) == ", about 3 s more at 10.0 chunks/s measured here"
+    assert eta_note(6000, 10.0) == ", about 10 min more at 10.0 chunks/s measured here"
+    assert eta_note(600_000, 10.0) == ", about 16.7 h more at 10.0 chunks/s measured here"
 
 
 def test_search_filters_apply_to_every_leg(store: Store) -> None:

@@ -186,6 +186,8 @@ def _all_daemons_status(as_json: bool) -> None:
                 servers=info.get("servers", {}),
                 embedding=info.get("embedding"),
                 vectors=info.get("vectors"),
+                embed_rate=info.get("embed_rate"),
+                vectors_eta_s=info.get("vectors_eta_s"),
                 over_budget=budget.get("over"),
                 released=budget.get("released"),
             )
@@ -203,6 +205,15 @@ def _all_daemons_status(as_json: bool) -> None:
             continue
         servers = ", ".join(f"{lang} {state}" for lang, state in row["servers"].items()) or "none"
         vectors = f" ({row['vectors']} vectors)" if row["vectors"] else ""
+        if row.get("embed_rate"):
+            eta = row.get("vectors_eta_s")
+            vectors += f", {row['embed_rate']:.1f} chunks/s measured here" + (
+                f", the rest in about {eta / 60:.0f} min"
+                if eta and eta >= 90
+                else f", the rest in {eta:.0f} s"
+                if eta
+                else ""
+            )
         click.echo(
             f"  pid {row['pid']}, {row['rss_mb']:.0f} MB with its servers, idle {row['idle_s']:.0f} s"
             + (f", released: {row['released']}" if row["released"] else "")

@@ -552,6 +552,8 @@ class Daemon:
                 "released": self.budget.released,
             },
             "vectors": f"{vectors[0]}/{vectors[1]}" if (vectors := self.embedder.vectors) else None,
+            "embed_rate": self.embedder.rate(),
+            "vectors_eta_s": self.embedder.eta_s(),
             "embedding": self.embedder.embedding,
             "model_releases": self.budget.model_releases,
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -138,6 +138,18 @@ class BackgroundEmbedder:
             if lock_fd is not None:
                 os.close(lock_fd)
 
+    def rate(self) -> float | None:
+        """Chunks per second the model embeds here, as measured (None before it is)."""
+        rate = self.nav.embed_rate()
+        return None if rate is None else round(rate, 2)
+
+    def eta_s(self) -> float | None:
+        """Seconds until every chunk has its vector at the measured rate (None: unknown or none left)."""
+        rate, vectors = self.nav.embed_rate(), self.vectors
+        if not rate or vectors is None or vectors[0] >= vectors[1]:
+            return None
+        return round((vectors[1] - vectors[0]) / rate, 1)
+
     def _my_turn(self) -> bool:
         """Whether the next embedding slice is this daemon's (:class:`EmbedTurns`)."""
         return self._turns.mine(self.registration, self.activity.last_used_wall)
