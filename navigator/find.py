@@ -60,7 +60,7 @@ class Legs(Protocol):
 
     def definitions(self, name: str) -> Response[Symbol]: ...
 
-    def search(self, text: str, *, k: int) -> Response[SearchHit]: ...
+    def search(self, text: str, *, k: int, view: str = ...) -> Response[SearchHit]: ...
 
 
 def run_query(
@@ -137,7 +137,9 @@ def run_query(
         if route.kind == "exact":
             notes.append("no exact match; showing search results")
         try:
-            resp = nav.search(route.text.replace("`", ""), k=config.query_leg_depth)
+            # the code view: definitions, each ranked on its own (the files view lists one chunk per
+            # file first, so a file's second definition came after every weak file's first)
+            resp = nav.search(route.text.replace("`", ""), k=config.query_leg_depth, view="code")
         except NavError as err:
             complete = False
             reasons.append(f"search unavailable: {err}")

@@ -140,3 +140,15 @@ def test_possible_uses_follow_the_servers_answer_and_related_hits_name_what_was_
         assert last_server < first_possible, order
     finally:
         (nav.root / "orders" / "a_untyped.py").unlink()
+
+
+def test_prose_lists_definitions_as_the_code_view_ranks_them(nav: Navigator) -> None:
+    # each definition on its own merit: not one chunk per file first (a file's second function
+    # came after every weaker file's first)
+    text = "an order for a customer and its total"
+    resp = nav.query(text)
+    code = nav.search(text, k=50, view="code")
+    assert resp.source == "router:semantic" and resp.items
+    assert [(f.path, f.line) for f in resp.items] == [(h.path, h.start_line) for h in code.items][
+        : len(resp.items)
+    ]
