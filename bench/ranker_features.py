@@ -6,7 +6,9 @@ out or indexed here), nav's shipped search runs in both views with a recording
 (:func:`semantic.learned.tables`: every candidate file and chunk of the union of the legs) and
 returns None, so the ranking is exactly the shipped one. Each row gets its label from the
 harness's: a file is positive when it is a gold file, a chunk when one of the definitions it maps
-to (:func:`code_view_functions`, as the code view splits it) is a gold function. nav's own scores of the same
+to (:func:`code_view_split`, as the code view splits it) is a gold function; each chunk keeps its
+definitions with the share of its score each keeps, so the trainer ranks definitions as the code
+view does. nav's own scores of the same
 searches are kept beside (``nav-files``, ``nav-code``), for the trainer's paired comparisons.
 
     python bench/ranker_features.py --set loc_full --split dev
@@ -35,8 +37,12 @@ from loc_full_bench import LEXICAL, SETS, scored, split_ids  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.localize import Defs  # noqa: E402
+from navigator.pipeline import code_view  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
+from semantic.analysis import QueryTerms, query_terms  # noqa: E402
+from semantic.fusion import Ranked  # noqa: E402
 from semantic.learned import Table  # noqa: E402
+from semantic.lexical import cap_terms  # noqa: E402
 from semantic.ranking import DEFAULT  # noqa: E402
 from storage.db import Store  # noqa: E402
 
@@ -54,14 +60,26 @@ class Recorder:
         return None
 
 
-def code_view_functions(defs: Defs, path: str, start: int, end: int) -> list[str]:
-    """The definitions the code view makes of a chunk, as the harness names them: the innermost
-    of those that start inside it (in line order), else the innermost around it, else ``<module>``."""
-    inside = [(s, e, qn) for s, e, qn in defs.by_path.get(path, []) if start <= s <= end]
-    leaves = [d for d in inside if not any(o is not d and d[0] <= o[0] and o[1] <= d[1] for o in inside)]
-    if leaves:
-        return [f"{path}::{qn}" for _s, _e, qn in leaves]
-    return defs.functions(path, start, start)[:1]
+def code_view_split(
+    store: Store, defs: Defs, ids: Sequence[int], terms: QueryTerms
+) -> dict[int, list[tuple[str, float]]]:
+    """Per chunk, the definitions the code view makes of it, each with the share of the chunk's
+    score it keeps (1 unless the chunk holds several: :func:`navigator.pipeline.code_view` on the
+    chunk alone with a score of 1), named as the harness names a code-view hit."""
+    rows = store.chunks_by_ids(list(ids))
+    out: dict[int, list[tuple[str, float]]] = {}
+    for cid in ids:
+        row = rows.get(cid)
+        if row is None:
+            out[cid] = []
+            continue
+        spans = store.definitions_in(
+            row.path, kinds=DEFAULT.code_kinds, start_line=row.start_line, end_line=row.end_line
+        )
+        one = Ranked(cid, row.path, 1.0, code_score=1.0)
+        hits = code_view([(one, row, list(spans))], terms, 10_000)
+        out[cid] = [(defs.functions(h.path, h.start_line, h.start_line)[0], h.score) for h in hits]
+    return out
 
 
 def dump_instance(store: Store, inst: dict[str, Any], rec: Recorder) -> dict[str, Any]:
@@ -90,14 +108,14 @@ def dump_instance(store: Store, inst: dict[str, Any], rec: Recorder) -> dict[str
         "rows": [[round(x, 5) for x in row] for row in ft.rows.tolist()],
         "label": [int(k in gold_files) for k in ft.keys],
     }
-    rows = store.chunks_by_ids([int(k) for k in ct.keys])
+    terms = cap_terms(store, query_terms(inst["query"]))
+    split = code_view_split(store, defs, [int(k) for k in ct.keys], terms)
     paths, fns, labels = [], [], []
     for k in ct.keys:
-        row = rows.get(int(k))
-        names = code_view_functions(defs, row.path, row.start_line, row.end_line) if row else []
-        paths.append(row.path if row else "")
+        names = split[int(k)]
+        paths.append(names[0][0].split("::", 1)[0] if names else "")
         fns.append(names)
-        labels.append(int(bool(set(names) & gold_fns)))
+        labels.append(int(any(n in gold_fns for n, _ in names)))
     out["chunks"] = {
         "names": list(ct.names),
         "keys": list(ct.keys),

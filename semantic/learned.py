@@ -125,8 +125,11 @@ def _linear(spec: Mapping[str, Any], x: npt.NDArray[np.float64]) -> npt.NDArray[
 
 def _trees(spec: Mapping[str, Any], x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """A sum of binary trees, each as flat arrays: internal node ``i`` sends a row to ``left[i]``
-    when ``x[feature[i]] <= threshold[i]``, else to ``right[i]``; a child ``< 0`` is leaf ``~child``."""
+    when ``x[feature[i]] <= threshold[i]``, else to ``right[i]``; a child ``< 0`` is leaf ``~child``.
+    ``offset``: ``[feature index, weight]`` pairs added first (a model boosted from nav's score)."""
     total = np.full(len(x), float(spec.get("base", 0.0)))
+    for feature_at, weight in spec.get("offset", ()):  # boosted from a feature (nav's own score)
+        total += float(weight) * x[:, int(feature_at)]
     rows = np.arange(len(x))
     for tree in spec["trees"]:
         leaves = np.asarray(tree["leaf"], dtype=np.float64)

@@ -6,16 +6,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from navigator.indexer import index_root
+from navigator.pipeline import Candidates, rank
+from navigator.search import SemanticSearch
 from semantic.analysis import query_terms
 from semantic.fusion import ChunkMeta, fuse
 from semantic.learned import CHUNK_FEATURES, FILE_FEATURES, ModelRanker, Table, load_ranker, rank_feature
 from semantic.ranking import DEFAULT
+from storage.db import Store
 
 
 class Recorder:
@@ -179,3 +183,64 @@ def test_a_model_file_path_is_loaded(tmp_path: Path) -> None:
     terms = query_terms("where is create_order called")
     config = dataclasses.replace(DEFAULT, ranker=str(path))
     assert fuse(LEGS, META, terms, limit=10, config=config)[0].path == "tests/test_orders.py"
+
+
+def test_a_model_file_ranks_a_real_index(make_repo: Callable[[dict[str, str]], Path], tmp_path: Path) -> None:
+    """End to end over a real SQLite index: the shipped ranking puts the source first; a model that
+    prefers test files (files view) and module-level chunks (code view) reorders both views."""
+    root = make_repo(
+        {
+            "pkg/orders.py": "def create_order(items):\n    return Order(items)\n\n\nclass Order:\n    pass\n",
+            "tests/test_orders.py": "from pkg.orders import create_order\n\n\ndef test_create_order():\n"
+            "    assert create_order([1])\n",
+            "pkg/billing.py": "TOTAL = 0\n\n\ndef bill(order):\n    return create_order(order)\n",
+        }
+    )
+    store = Store(tmp_path / "idx.db")
+    try:
+        index_root(root, store)
+        model = tmp_path / "m.json"
+        model.write_text(
+            json.dumps(
+                {
+                    "format": "nav-ranker",
+                    "files": _linear("files", FILE_FEATURES, {"test": 5.0}),
+                    "chunks": _linear("chunks", CHUNK_FEATURES, {"test": 5.0, "def_match": -2.0}),
+                }
+            )
+        )
+        shipped = SemanticSearch(store)
+        learned = SemanticSearch(
+            store, config=dataclasses.replace(DEFAULT, ranker=str(model)), share_with=shipped
+        )
+        legs = ("bm25", "symbols", "path")
+        plain = shipped.search("where is create_order called", k=5, legs=legs)
+        got = learned.search("where is create_order called", k=5, legs=legs)
+        assert plain.items[0].path == "pkg/orders.py"
+        assert got.items[0].path == "tests/test_orders.py"
+        assert {h.path for h in got.items} == {h.path for h in plain.items}  # the same candidates
+        code = learned.search("where is create_order called", k=5, legs=legs, view="code")
+        assert code.items[0].path == "tests/test_orders.py" and code.complete
+    finally:
+        store.close()
+
+
+def test_the_feedback_leg_is_seeded_by_the_hand_tuned_fusion() -> None:
+    """A learned ranker orders the final candidates; the ``prf`` leg's seed stays nav's (the
+    candidates the ranker was trained on were seeded so)."""
+    terms = query_terms("where is create_order called")
+    reverse = ModelRanker(
+        {"format": "nav-ranker", "files": _linear("files", FILE_FEATURES, {"nav_file_rank": 5.0})}
+    )
+    seeds: dict[str, list[int]] = {}
+
+    def feedback(best: Sequence[int], name: str) -> tuple[list[int], dict[int, ChunkMeta]]:
+        seeds[name] = list(best)
+        return [5], {}
+
+    for name, config in (("nav", DEFAULT), ("learned", dataclasses.replace(DEFAULT, ranker=reverse))):
+        cands = Candidates({k: list(v) for k, v in LEGS.items()}, dict(META), ["pkg/billing.py"])
+        got = rank(cands, terms, k=5, config=config, feedback=lambda best, n=name: feedback(best, n))
+        seeds[f"{name} first"] = [got[0].id]
+    assert seeds["learned"] == seeds["nav"]
+    assert seeds["learned first"] != seeds["nav first"]  # the ranker did order the final list
