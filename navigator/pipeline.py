@@ -19,6 +19,7 @@ Nothing here does I/O: every function is over plain values and callables the ada
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -211,7 +212,7 @@ def rank(
     if view not in VIEWS:
         raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
 
-    def fused(limit: int, how: str = "files") -> list[Ranked]:
+    def fused(limit: int, how: str = "files", cfg: RankingConfig = config) -> list[Ranked]:
         return fuse(
             cands.legs,
             cands.meta,
@@ -220,11 +221,14 @@ def rank(
             file_reps=cands.reps,
             limit=limit,
             view=how,
-            config=config,
+            config=cfg,
         )
 
     if feedback is not None and cands.legs:
-        prf, meta = feedback([r.id for r in fused(config.prf_docs)])
+        # the hand-tuned fusion seeds the feedback leg (a learned ranker orders the final
+        # candidates, those it was trained on: seeded so)
+        seed = config if config.ranker is None else dataclasses.replace(config, ranker=None)
+        prf, meta = feedback([r.id for r in fused(config.prf_docs, cfg=seed)])
         if prf:
             cands.legs = {**cands.legs, "prf": prf}
             cands.meta.update(meta)

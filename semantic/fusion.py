@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from semantic.analysis import QueryTerms
 from semantic.issue_text import Frame
-from semantic.ranking import DEFAULT, RankingConfig
+from semantic.ranking import DEFAULT, Ranker, RankingConfig
 from storage.tokens import split_identifier
 
 __all__ = [
@@ -353,12 +353,17 @@ def fuse(
             file_scores[path] *= config.superseded_penalty
             for r in by_file[path]:
                 r.file_score = file_scores[path]
-    if view == "code":
-        every = [r for rs in by_file.values() for r in rs]
+    every = [r for rs in by_file.values() for r in rs]
+    if view == "code" or config.ranker is not None:
         for r in every:
             r.code_score = (
                 r.score * file_penalty(r.path, terms, config=config) + config.code_file_weight * r.file_score
             )
+    if config.ranker is not None:
+        _learned(
+            config.ranker, by_file, file_scores, path_rank, frame_file, framed, meta, terms, view, config
+        )
+    if view == "code":
         every.sort(key=lambda r: (-r.code_score, r.id))
         return every[:limit]
     order = sorted(by_file, key=lambda p: (-file_scores[p], p))
@@ -368,3 +373,59 @@ def fuse(
         rest.sort(key=lambda r: (-r.file_score, -r.score, r.id))
         out.extend(rest)
     return out[:limit]
+
+
+def _learned(
+    spec: str | Ranker,
+    by_file: dict[str, list[Ranked]],
+    file_scores: dict[str, float],
+    path_rank: Mapping[str, int],
+    frame_file: Mapping[str, int],
+    framed: Mapping[str, Mapping[str, int]],
+    meta: Mapping[int, ChunkMeta],
+    terms: QueryTerms,
+    view: str,
+    config: RankingConfig,
+) -> None:
+    """``config.ranker`` scores the view's candidates from fusion's features (in place: the files
+    view's ``file_scores`` and each chunk's ``file_score``, or each chunk's ``code_score``)."""
+    from semantic import learned  # numpy and the model only when a ranker is set
+
+    ranker = learned.load_ranker(spec) if isinstance(spec, str) else spec
+    chunks: dict[int, learned.ChunkEvidence] = {}
+    files: dict[str, learned.FileEvidence] = {}
+    for path, rs in by_file.items():
+        ext = path.rsplit(".", 1)[-1].lower()
+        files[path] = learned.FileEvidence(
+            penalty=file_penalty(path, terms, config=config),
+            non_source=non_source_kind(path) is not None,
+            test=bool(_TEST.search(path)),
+            docs=bool(_DOCS.search(path)),
+            prose=ext in config.prose_extensions,
+            frame_rank=frame_file.get(path),
+            stem_match=stem_match(path, terms),
+        )
+        for r in rs:
+            m = meta.get(r.id)
+            symbol = m.symbol if m is not None else None
+            last = symbol.rsplit(".", 1)[-1] if symbol else None
+            chunks[r.id] = learned.ChunkEvidence(
+                def_match=definition_match(symbol, terms, config=config),
+                frame_rank=framed.get(path, {}).get(last) if last else None,
+                module_level=not symbol,
+            )
+    file_table, chunk_table = learned.tables(by_file, path_rank, chunks, files, terms)
+    table = chunk_table if view == "code" else file_table
+    scores = ranker.score(table)
+    if scores is None:
+        return
+    if view == "code":
+        by_id = {r.id: r for rs in by_file.values() for r in rs}
+        for key, value in zip(table.keys, scores, strict=True):
+            by_id[int(key)].code_score = float(value)
+        return
+    for key, value in zip(table.keys, scores, strict=True):
+        path = str(key)
+        file_scores[path] = float(value)
+        for r in by_file[path]:
+            r.file_score = float(value)

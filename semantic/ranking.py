@@ -13,11 +13,21 @@ analysis and the fusion read it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any, Protocol
 
-__all__ = ["DEFAULT", "RankingConfig"]
+__all__ = ["DEFAULT", "Ranker", "RankingConfig"]
+
+
+class Ranker(Protocol):
+    """A learned fusion (:mod:`semantic.learned`): scores one view's table of candidate features
+    (a ``semantic.learned.Table``: ``view`` is ``files`` or ``chunks``), higher first and positive,
+    or None to keep nav's own scores for that view."""
+
+    def score(self, table: Any) -> Sequence[float] | None: ...
+
 
 _PROSE_EXTENSIONS = frozenset(
     {
@@ -102,6 +112,10 @@ class RankingConfig:
     """In the code view, the share of a chunk's file score added to its own."""
     code_split_decay: float = 0.5
     """In the code view, the floor of a definition's score taken out of a chunk of several."""
+    ranker: str | Ranker | None = None
+    """A learned fusion in place of the hand-tuned file and code-view scores (issue 18): a shipped
+    model's name (``semantic/models/<name>.json``), a model file's path, or a :class:`Ranker`;
+    None: the hand-tuned scores. See :mod:`semantic.learned`."""
 
     # -- nav find: the exact and semantic legs of a routed query (navigator.find) ----------
     query_rrf_k: int = 60
