@@ -35,7 +35,15 @@ from lsp.registry import (
     available_definition,
 )
 from navigator.doctor import doctor
-from navigator.exact_possible import from_index, hit_at, is_call, is_import, possible
+from navigator.exact_possible import (
+    call_site,
+    from_index,
+    hit_at,
+    is_call,
+    is_import,
+    member_target,
+    possible,
+)
 from navigator.exact_targets import (
     Files,
     IndexedCheckout,
@@ -192,11 +200,13 @@ class ExactNavigator:
         lsp_answered = False
         for language, group in groups.items():
             positions = [self._lsp_position(files, t) for t in group]
+            derived = op == "callers" and _callers_from_references(language)
+            asked: Operation = "references" if derived else op
             answer = self.pool.query(
-                self.root, language, op, positions, deadline_s=_left(deadline), rescan=self._rescan()
+                self.root, language, asked, positions, deadline_s=_left(deadline), rescan=self._rescan()
             )
             notes += [f"{answer.server}: {n}" for n in answer.notes]
-            if _blind(op, answer, group):
+            if _blind(asked, answer, group):
                 # Asked at a definition with includeDeclaration, a server that has loaded the
                 # file returns at least that definition: nothing at all means it has not.
                 answer = dataclasses.replace(
@@ -210,14 +220,17 @@ class ExactNavigator:
             if answer.answered:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
+                members = derived and any(member_target(files, t) for t in group)
                 for hit in self._hits(files, answer.locations, op, _bom_is_text(language, answer.server)):
                     if op == "implementation" and _merged_declaration(hit, group):
                         continue  # `namespace MessageReader` beside `interface MessageReader`: the same symbol
+                    if derived and not call_site(files, hit, members=members):
+                        continue  # a reference that is no call
                     hits.setdefault((hit.path, hit.line, hit.col), hit)
             if not answer.complete:
                 complete = False
                 reasons.append(answer.reason or "incomplete")
-            if op == "callers" and answer.answered:
+            if op == "callers" and answer.answered and not derived:
                 checked = self._calls_among_references(files, language, positions, hits, deadline)
                 if checked is not None:
                     reason, note = checked
@@ -331,6 +344,13 @@ class ExactNavigator:
             shift = files.bom_shift(path, loc.end_line + 1, bom_is_text)
             end_line, end_col = from_lsp(end_text, loc.end_line, max(0, loc.end_character - shift))
             yield hit_at(files, path, line, col, end_line, end_col, ("lsp",), op, loc.name)
+
+
+def _callers_from_references(language: str) -> bool:
+    """Whether the server nav would ask for ``language`` gives callers as its references at
+    call sites (:attr:`lsp.servers.base.ServerDefinition.callers_from_references`)."""
+    found = available_definition(language) if language else None
+    return bool(found and found[0].callers_from_references)
 
 
 def _bom_is_text(language: str, server: str | None = None) -> bool:

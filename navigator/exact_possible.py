@@ -332,6 +332,49 @@ def _plain_method(files: Files, target: Target) -> bool:
     return _language(files, target.path) in DYNAMIC_LANGUAGES and not _ACCESSOR_LINE.match(text)
 
 
+_RECEIVER = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*\.\s*$")
+
+
+def member_target(files: Files, target: Target) -> bool:
+    """Whether ``target`` is a member of a class (a method, property, attribute, or a class
+    nested in one): its uses as ``x.name`` on an instance run or name it."""
+    if _is_member(files, target):
+        return True
+    qualified = target.qualified_name or ""
+    if target.kind != "class" or "." not in qualified:
+        return False
+    outer = qualified.rsplit(".", 1)[0]
+    return any(
+        r.definition.qualified_name == outer and r.definition.kind == "class"
+        for r in files.symbols(target.path)
+    )
+
+
+def call_site(files: Files, hit: Hit, *, members: bool) -> bool:
+    """Whether a server's reference ``hit`` is a call site as a call hierarchy counts one: the
+    name called (``f(``, ``x.f(``), or, for a member (``members``), used as ``x.name`` on an
+    instance (basedpyright's incoming calls count both; ``Class.name`` and ``cls.name``, on the
+    class object, neither). Never a definition or an import."""
+    if hit.is_definition:
+        return False
+    text = files.line(hit.path, hit.line)
+    if is_import(text):
+        return False
+    if is_call(text, hit.col, hit.end_col if hit.end_line == hit.line else None):
+        return True
+    before = text[: hit.col - 1]
+    if not members or not before.rstrip().endswith("."):
+        return False
+    receiver = _RECEIVER.search(before)
+    if receiver is None:
+        return True  # `f().name`, `x[0].name`: an instance
+    name = receiver.group(1)
+    if name == "cls":
+        return False
+    # a class by its name (`Report.failed`), not a variable that a class somewhere shares a name with
+    return not (name[:1].isupper() and any(r.definition.kind == "class" for r in files.table.resolve(name)))
+
+
 def _module_path(line_text: str, col0: int, language: str | None) -> bool:
     """Whether the 0-based column ``col0`` of a Python line is inside an import's module path
     (``from a.b import c``: before ``import``; ``import a.b [as c]``: anywhere before ``as``)."""

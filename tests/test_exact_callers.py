@@ -36,6 +36,11 @@ class Box:
 def measure(thing):
     thing.total = 0
     return thing.size
+
+
+def typed(box: Box) -> int:
+    probe = Box.size
+    return box.size + len([probe])
 '''
 
 
@@ -96,3 +101,40 @@ def test_limit_cuts_the_syntax_list_first(exact: ExactNavigator) -> None:
     resp = exact.callers("Order.total", deadline_s=DEADLINE, limit=1)
     assert not resp.complete and "limit reached" in (resp.reason or "")
     assert [h.provenance for h in resp.items] == [("lsp",)]
+
+
+def test_callers_from_references_equal_the_call_hierarchy(
+    exact: ExactNavigator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """basedpyright's callers come from its references at call sites (its incoming calls walk every
+    file of the program): for every function, method and class of the workspace, the same call
+    sites as its call hierarchy asked directly, the oracle."""
+    import navigator.exact as exact_module
+
+    assert exact_module._callers_from_references("python")
+    names = sorted(
+        {
+            r.definition.qualified_name
+            for f in exact.root.rglob("*.py")
+            for r in exact.table.symbols_in_file(f.relative_to(exact.root).as_posix())
+            if r.definition.kind in ("function", "method", "class")
+        }
+    )
+    assert len(names) > 10
+    ours = {n: exact.callers(n, deadline_s=DEADLINE) for n in names}
+    monkeypatch.setattr(exact_module, "_callers_from_references", lambda language: False)
+    compared = 0
+    for name in names:
+        oracle = exact.callers(name, deadline_s=DEADLINE)
+        sites = {(h.path, h.line, h.col) for h in oracle.items if h.provenance == ("lsp",)}
+        mine = {(h.path, h.line, h.col) for h in ours[name].items if h.provenance == ("lsp",)}
+        assert mine == sites, (name, sorted(mine ^ sites))
+        compared += bool(sites)
+    assert compared >= 5  # names that have callers at all
+    # a property read on an instance runs it; `Box.size`, on the class, does not
+    assert ("orders/dynamic.py", 26) in {
+        (h.path, h.line) for h in ours["Box.size"].items if h.provenance == ("lsp",)
+    }
+    assert ("orders/dynamic.py", 25) not in {
+        (h.path, h.line) for h in ours["Box.size"].items if h.provenance == ("lsp",)
+    }

@@ -161,6 +161,10 @@ class ServerDefinition:
     character (basedpyright does, for files it reads and for documents opened with it).
     False: it drops the mark (tsserver, reading a file; editors), and documents are opened
     without it so that open and unopened files agree. nav's columns never count it."""
+    callers_from_references: ClassVar[bool] = False
+    """Whether nav asks this server's ``references`` for callers and keeps the call sites
+    instead of asking its call hierarchy, which answers the same sites but costs more (measured
+    against the call hierarchy as the oracle: ``bench/callers_oracle.py``)."""
     uncancellable: ClassVar[frozenset[str]] = frozenset()
     """Methods never cancelled with ``$/cancelRequest`` when their deadline passes (the
     server's handling of that cancel is broken): the request runs on, its answer dropped."""

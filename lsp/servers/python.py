@@ -51,6 +51,11 @@ class BasedPyright(ServerDefinition):
     ready_after_initialize = False
     open_to_ask = False
     bom_is_text = True  # pyright's positions count it (issue 17: a BOM line's names were missed)
+    # Its incoming calls walk the parse tree of every file of the program for each question (72-115
+    # ms on pytest's 590 files against 32-47 for references, which read only the files holding the
+    # name) and keep the references that are calls or uses of a member on an instance: the same
+    # 1,964 sites over 300 pytest names, bar 2 of 300 names (bench/callers_oracle.py).
+    callers_from_references = True
     uncancellable = frozenset(
         {"textDocument/references", "textDocument/implementation", "workspace/executeCommand"}
     )
