@@ -42,6 +42,8 @@ from navigator.exact_possible import (
     is_call,
     is_import,
     member_target,
+    nothing_overrides,
+    plain_method,
     possible,
 )
 from navigator.exact_targets import (
@@ -199,6 +201,13 @@ class ExactNavigator:
         complete, reasons, sources, notes = True, [], [], []
         lsp_answered = False
         for language, group in groups.items():
+            if op == "implementation" and all(nothing_overrides(files, t) for t in group):
+                sources.append("symbols")
+                notes.append(
+                    f"no class of the index declares {' or '.join(sorted({f'`{t.name}`' for t in group}))} "
+                    "again: nothing can override it (the server was not asked)"
+                )
+                continue
             positions = [self._lsp_position(files, t) for t in group]
             derived = op == "callers" and _callers_from_references(language)
             asked: Operation = "references" if derived else op
@@ -221,10 +230,11 @@ class ExactNavigator:
                 lsp_answered = True
                 sources.append(f"lsp:{answer.server}")
                 members = derived and any(member_target(files, t) for t in group)
+                plain = derived and all(plain_method(files, t) for t in group)
                 for hit in self._hits(files, answer.locations, op, _bom_is_text(language, answer.server)):
                     if op == "implementation" and _merged_declaration(hit, group):
                         continue  # `namespace MessageReader` beside `interface MessageReader`: the same symbol
-                    if derived and not call_site(files, hit, members=members):
+                    if derived and not call_site(files, hit, members=members, plain=plain):
                         continue  # a reference that is no call
                     hits.setdefault((hit.path, hit.line, hit.col), hit)
             if not answer.complete:

@@ -41,6 +41,19 @@ def measure(thing):
 def typed(box: Box) -> int:
     probe = Box.size
     return box.size + len([probe])
+
+
+class Meter:
+    def reading(self) -> int:
+        return 1
+
+    def lonely_method(self) -> int:
+        return 2
+
+
+class SmartMeter(Meter):
+    def __init__(self) -> None:
+        self.reading = lambda: 3
 '''
 
 
@@ -138,3 +151,15 @@ def test_callers_from_references_equal_the_call_hierarchy(
     assert ("orders/dynamic.py", 25) not in {
         (h.path, h.line) for h in ours["Box.size"].items if h.provenance == ("lsp",)
     }
+
+
+def test_a_method_nothing_declares_again_has_no_implementations_without_asking(exact: ExactNavigator) -> None:
+    lonely = exact.implementations("Meter.lonely_method", deadline_s=DEADLINE)
+    assert lonely.complete and not lonely.items, lonely
+    assert any("the server was not asked" in n for n in lonely.notes), lonely.notes
+    # an attribute assigned in a subclass overrides: the server is asked, and finds it
+    overridden = exact.implementations("Meter.reading", deadline_s=DEADLINE)
+    assert not any("the server was not asked" in n for n in overridden.notes), overridden.notes
+    assert ("orders/dynamic.py", 39) in {
+        (h.path, h.line) for h in overridden.items if h.provenance == ("lsp",)
+    }, overridden.items
