@@ -4,7 +4,7 @@ method, and what each costs.
 
     PYTHONPATH=$PWD python bench/impl_oracle.py /tmp/pytest-co --names 300
 
-For a seeded draw of method names: whether nav skipped the server, the server's answer with the
+For a seeded draw of method (or, ``--kind class``, class) names: whether nav skipped the server, the server's answer with the
 shortcut off (precise hits), and both times (alternating which goes first). A skipped method
 whose server answer is not empty is a difference; every one is printed.
 """
@@ -31,14 +31,15 @@ def main() -> None:
     ap.add_argument("root", type=Path)
     ap.add_argument("--names", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--kind", default="method", choices=("method", "class"))
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     nav = Navigator(args.root, refresh=False)
-    shortcut = exact.nothing_overrides
+    shortcut, classes = exact.nothing_overrides, exact.nothing_subclasses
     out: dict[str, Any] = {"root": str(args.root), "names": 0, "skipped": 0, "asked": 0, "differ": []}
     times: dict[str, list[float]] = {"ours_skipped": [], "server_where_skipped": [], "ours_asked": []}
     try:
-        rows = nav.store.symbols(kinds=("method",), limit=1_000_000)
+        rows = nav.store.symbols(kinds=(args.kind,), limit=1_000_000)
         names = sorted({r.definition.qualified_name for r in rows if len(r.definition.name) > 3})
         names = random.Random(args.seed).sample(names, min(args.names, len(names)))
         nav.implementations(names[0])  # the server loaded
@@ -46,6 +47,7 @@ def main() -> None:
             got: dict[str, Any] = {}
             for which in ("ours", "server") if i % 2 else ("server", "ours"):
                 exact.nothing_overrides = shortcut if which == "ours" else (lambda files, target: False)  # type: ignore[assignment]
+                exact.nothing_subclasses = classes if which == "ours" else (lambda files, target: False)  # type: ignore[assignment]
                 t0 = time.perf_counter()
                 resp = nav.implementations(name)
                 got[which + "_ms"] = (time.perf_counter() - t0) * 1e3
@@ -62,7 +64,7 @@ def main() -> None:
                 out["asked"] += 1
                 times["ours_asked"].append(got["ours_ms"])
     finally:
-        exact.nothing_overrides = shortcut
+        exact.nothing_overrides, exact.nothing_subclasses = shortcut, classes
         nav.close()
     out["ms_p50"] = {k: round(statistics.median(v), 1) for k, v in times.items() if v}
     print(json.dumps(out, indent=1))

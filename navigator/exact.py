@@ -43,6 +43,7 @@ from navigator.exact_possible import (
     is_import,
     member_target,
     nothing_overrides,
+    nothing_subclasses,
     plain_method,
     possible,
 )
@@ -201,11 +202,13 @@ class ExactNavigator:
         complete, reasons, sources, notes = True, [], [], []
         lsp_answered = False
         for language, group in groups.items():
-            if op == "implementation" and all(nothing_overrides(files, t) for t in group):
+            if op == "implementation" and all(
+                nothing_overrides(files, t) or nothing_subclasses(files, t) for t in group
+            ):
                 sources.append("symbols")
                 notes.append(
                     f"no class of the index declares {' or '.join(sorted({f'`{t.name}`' for t in group}))} "
-                    "again: nothing can override it (the server was not asked)"
+                    "again or names it as a base: nothing can implement it (the server was not asked)"
                 )
                 continue
             positions = [self._lsp_position(files, t) for t in group]

@@ -335,6 +335,35 @@ def plain_method(files: Files, target: Target) -> bool:
 _DECLARES = re.compile(r"\s*(?::(?!=)|=(?!=)|\+=|-=)")
 
 
+_CLASS_HEADER = re.compile(r"^\s*class\s")
+_ALIASED = re.compile(r"=\s*$|,\s*$|\(\s*$|\[\s*$")
+
+
+def nothing_subclasses(files: Files, target: Target) -> bool:
+    """Whether no class of the index can implement the Python class ``target``: it is no
+    Protocol (whose implementations need not name it), and its name appears in no class header
+    but its own, nor where it could be aliased or handed to ``type()`` (after ``=``, ``,``, ``(``
+    or ``[``, unless called there). A subclass names its base (or an alias of it) in its header."""
+    if target.kind != "class" or (target.language or "") != "python" or not target.name:
+        return False
+    name = target.name
+    if "Protocol" in files.line(target.path, target.line):
+        return False
+    own = (target.path, target.line, target.col)
+    for ref in files.table.refs_by_name(name):
+        if (ref.path, ref.line, ref.col) == own:
+            continue
+        text = files.line(ref.path, ref.line)
+        start = ref.col - 1
+        if text[start : start + len(name)] != name:
+            return False  # the file changed since it was indexed: ask the server
+        if _CLASS_HEADER.match(text):
+            return False
+        if _ALIASED.search(text[:start]) and not is_call(text, ref.col, ref.col + len(name)):
+            return False  # `Base = Name`, `(Name, Other)`, `type("X", (Name,), {})`: maybe a base
+    return True
+
+
 def nothing_overrides(files: Files, target: Target) -> bool:
     """Whether no class of the index can override the Python method ``target``: nothing else
     of its name is defined (``def``, a class or attribute), nor assigned as an attribute

@@ -163,3 +163,16 @@ def test_a_method_nothing_declares_again_has_no_implementations_without_asking(e
     assert ("orders/dynamic.py", 39) in {
         (h.path, h.line) for h in overridden.items if h.provenance == ("lsp",)
     }, overridden.items
+
+
+def test_a_class_no_class_names_as_a_base_has_no_implementations_without_asking(
+    exact: ExactNavigator,
+) -> None:
+    leaf = exact.implementations("SmartMeter", deadline_s=DEADLINE)
+    assert leaf.complete and not leaf.items, leaf
+    assert any("the server was not asked" in n for n in leaf.notes), leaf.notes
+    base = exact.implementations("Meter", deadline_s=DEADLINE)  # SmartMeter(Meter) names it
+    assert not any("the server was not asked" in n for n in base.notes), base.notes
+    assert ("orders/dynamic.py", 37) in {(h.path, h.line) for h in base.items if h.provenance == ("lsp",)}, (
+        base.items
+    )
