@@ -306,6 +306,7 @@ def main() -> int:
     ap.add_argument("--repo", type=Path, required=True)
     ap.add_argument("--name", default="checked_call")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tag", default="", help="result file: results/cold_start-LANGUAGE[-TAG].json")
     args = ap.parse_args()
     root = args.repo.resolve()
     env = {**os.environ, "NAV_DAEMON_NO_EMBED": "1"}
@@ -377,7 +378,7 @@ def main() -> int:
         "all_same_answer": all(r["same_answer"] for r in results),
         "all_complete": all(r["nav_complete"] for r in results),
     }
-    out = HERE / "results" / f"cold_start-{args.language}.json"
+    out = HERE / "results" / f"cold_start-{args.language}{'-' + args.tag if args.tag else ''}.json"
     write_json(out, {"summary": summary, "rounds": [
         {k: (sorted(v) if isinstance(v, set) else v) for k, v in r.items()} for r in results]})  # fmt: skip
     print(json.dumps(summary, indent=1))
