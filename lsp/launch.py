@@ -21,7 +21,11 @@ from pathlib import Path
 
 from lsp.registry import ServerDefinition, available_definition
 
-__all__ = ["Prelaunched", "prelaunch"]
+__all__ = ["SERVER_IDLE_S", "Prelaunched", "prelaunch"]
+
+SERVER_IDLE_S = 600.0
+"""A server with no query for this long is stopped (the daemon reads ``NAV_SERVER_IDLE_S``).
+Here, not in :mod:`lsp.pool`, so that reading it before a launch imports no multilspy."""
 
 log = logging.getLogger("nav.lsp")
 

@@ -3,7 +3,9 @@ answers as a server the pool started does, and nothing is left running whatever 
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -189,3 +191,58 @@ def test_a_daemons_early_pool_warms_the_servers_it_launched_first(workspace: Pat
     finally:
         pool.close()
     assert _gone(pid)
+
+
+_LAUNCH_ORDER = r"""
+import json, os, sys
+events = []
+
+def hook(event, args):
+    if event == "import" and str(args[0]).split(".")[0] == "multilspy":
+        events.append("import multilspy")
+    elif event == "subprocess.Popen":
+        events.append("spawn " + os.path.basename(str(args[1][0] if args[1] else args[0])))
+
+sys.addaudithook(hook)
+from navigator.frontends.daemon import main
+
+code = main(sys.argv[1:])
+print(json.dumps(events))
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("language", ["python", "go"])
+def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path, language: str) -> None:
+    """The daemon's start, as ``nav`` runs it, spawns the server of an indexed root before anything
+    imports multilspy (~0.3 s, more on a loaded machine, that the server's load then overlaps).
+    Its reading of the server idle time (``NAV_SERVER_IDLE_S``) imported ``lsp.pool`` first."""
+    from navigator.api import Navigator
+
+    found = available_definition(language)
+    if found is None:
+        pytest.skip(f"no {language} server installed")
+    root = tmp_path / language
+    shutil.copytree(HERE / "workspaces" / language, root)
+    with Navigator(root) as nav:
+        nav.index()
+    r, w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w)],
+        pass_fds=(w,), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(w)
+    try:
+        said, _, _ = select.select([r], [], [], 120.0)
+        assert said and os.read(r, 64).strip() == b"ready", "the daemon did not say ready"
+    finally:
+        os.close(r)
+        proc.terminate()  # the daemon's SIGTERM: it stops its servers and returns from main()
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    events: list[str] = json.loads(out.strip().splitlines()[-1])
+    spawn = f"spawn {Path(found[1]).name}"
+    assert spawn in events, events
+    assert "import multilspy" in events, events  # the pool was made, after
+    assert events.index(spawn) < events.index("import multilspy"), events
