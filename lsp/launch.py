@@ -4,8 +4,10 @@ A cold first answer waits for the server to load the workspace, and that only be
 server runs. Importing :mod:`lsp.pool` (multilspy, and through it requests and urllib3) takes
 0.5-1 s, more on a loaded machine: a daemon that knows which servers it will need launches them
 here first (:func:`prelaunch`: the standard library, not even asyncio, and :mod:`lsp.registry`),
-then imports the pool, which adopts each process (:meth:`lsp.pool.ServerPool.adopt`, through
-:class:`lsp.adopted.AdoptedProcess`) instead of starting one: the server loads while nav imports.
+and initializes them (:class:`lsp.handshake.EarlyHandshake`: a server loads nothing before
+``initialize``), then imports the pool, which adopts each process
+(:meth:`lsp.pool.ServerPool.adopt`, through :class:`lsp.adopted.AdoptedProcess`) instead of
+starting one: the server loads while nav imports.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lsp.handshake import EarlyHandshake
 from lsp.registry import ServerDefinition, available_definition
 
 __all__ = ["SERVER_IDLE_S", "Prelaunched", "prelaunch"]
@@ -42,9 +45,13 @@ class Prelaunched:
     started_at: float
     notes: list[str] = field(default_factory=list)
     """What :meth:`ServerDefinition.prepare` said."""
+    handshake: EarlyHandshake | None = None
+    """``initialize`` sent at launch, and the client spoken for until a session adopts it."""
 
     def kill(self) -> None:
         """SIGKILL its process group (a prelaunched server nobody adopted) and reap it."""
+        if self.handshake is not None:
+            self.handshake.close()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -83,4 +90,11 @@ def prelaunch(root: Path, language: str) -> Prelaunched | None:
     except OSError as exc:
         log.warning("could not launch %s early for %s: %s", definition.name, root, exc)
         return None
-    return Prelaunched(root, definition, binary, popen, time.monotonic(), notes)
+    started = time.monotonic()
+    try:
+        # initialized now, not once the pool is imported: the server loads while nav imports
+        handshake = EarlyHandshake(popen, definition, root)
+    except OSError as exc:  # it died at once: the pool starts one as usual, and says why
+        log.warning("%s launched early for %s did not take initialize: %s", definition.name, root, exc)
+        handshake = None
+    return Prelaunched(root, definition, binary, popen, started, notes, handshake)

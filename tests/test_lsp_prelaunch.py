@@ -246,3 +246,40 @@ def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path
     assert spawn in events, events
     assert "import multilspy" in events, events  # the pool was made, after
     assert events.index(spawn) < events.index("import multilspy"), events
+
+
+@pytest.mark.skipif(available_definition("go") is None, reason="gopls is not installed")
+def test_a_prelaunched_gopls_loads_before_any_pool_exists(tmp_path: Path) -> None:
+    """A server loads nothing before ``initialize`` (gopls: nor before its configuration): the
+    launch sends it and answers for the client until a pool adopts the process, so the load
+    runs while nav imports multilspy. Adopted, it answers as a server the pool started does."""
+    root = tmp_path / "go"
+    shutil.copytree(HERE / "workspaces" / "go", root)
+    path = root / "service.go"
+    line = next(
+        i for i, t in enumerate(path.read_text().splitlines()) if t.startswith("func CreateSalesOrder")
+    )
+    at = Position(str(path), line, len("func "))
+
+    def refs(pool: ServerPool) -> set[tuple[str, int, int]]:
+        answer = pool.query(root, "go", "references", [at], deadline_s=120.0)
+        assert answer.answered and answer.complete, answer.reason
+        return {(loc.path, loc.start_line, loc.start_character) for loc in answer.locations}
+
+    with ServerPool() as pool:
+        started = refs(pool)
+    launched = prelaunch(root, "go")
+    assert launched is not None and launched.handshake is not None
+    loaded = launched.handshake.wait_said(
+        lambda m: (
+            m.get("method") == "$/progress" and (m.get("params") or {}).get("value", {}).get("kind") == "end"
+        ),
+        120.0,
+    )
+    assert loaded, "gopls did not finish loading packages before a pool adopted it"
+    with ServerPool() as pool:
+        pool.adopt(launched)
+        assert refs(pool) == started and len(started) >= 2
+        info = pool.session_info(root, "go")
+        assert info is not None and info["launched_early"] is True and info["ready"]
+    assert _gone(launched.popen.pid)
