@@ -9,6 +9,11 @@ the definition's settings, the rest with nothing), and keeps every other message
 order, for the session to read as if they had just arrived (``$/progress``, log lines: what
 readiness is read from). :meth:`EarlyHandshake.finish` stops it and hands over.
 
+A server that loads a project only once one of its files is opened (tsserver:
+:attr:`~lsp.servers.base.ServerDefinition.open_before_ready`) is given the files the coming
+question starts at (``open_first``, a hint) right after ``initialized``; the session takes them
+as open, with the disk state they were read at, so a file changed since is sent again.
+
 :func:`initialize_params` and :func:`configuration` are the session's own (one piece of code
 for both).
 """
@@ -24,7 +29,7 @@ import select
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,12 +127,22 @@ class Handover:
     """What the server wrote and nobody has read yet: the messages the handshake kept and
     anything after the last whole one."""
     stderr: bytes
+    opened: dict[str, tuple[int, int]]
+    """Files opened (``didOpen``, version 1) at launch: absolute path -> (mtime_ns, size) of the
+    disk text sent."""
 
 
 class EarlyHandshake:
     """Initializes a just-launched server and speaks for its client until :meth:`finish`."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], definition: ServerDefinition, root: Path) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        definition: ServerDefinition,
+        root: Path,
+        *,
+        open_first: Sequence[str] = (),
+    ) -> None:
         if popen.stdin is None or popen.stdout is None or popen.stderr is None:
             raise ValueError("the server must have been started with stdin, stdout and stderr pipes")
         self._popen = popen
@@ -145,6 +160,9 @@ class EarlyHandshake:
         self._stop = threading.Event()
         self._said = threading.Condition()
         self._notes: list[dict[str, Any]] = []
+        self._definition = definition
+        self._open_first = list(open_first) if definition.open_before_ready else []
+        self.opened: dict[str, tuple[int, int]] = {}
         self._write(frame({"jsonrpc": "2.0", "id": EARLY_ID, "method": "initialize",
                            "params": initialize_params(definition, root)}))  # fmt: skip
         self._thread = threading.Thread(target=self._run, name=f"nav-handshake-{popen.pid}", daemon=True)
@@ -157,7 +175,9 @@ class EarlyHandshake:
             self.close()
             raise TimeoutError(f"no answer to initialize within {timeout_s:.0f}s")
         self.close()
-        return Handover(self._result, bytes(self._kept) + self._unread, bytes(self._stderr))
+        return Handover(
+            self._result, bytes(self._kept) + self._unread, bytes(self._stderr), dict(self.opened)
+        )
 
     def wait_said(self, heard: Callable[[dict[str, Any]], bool], timeout_s: float) -> bool:
         """Whether the server sends a message ``heard(message)`` holds for (among those kept for
@@ -242,6 +262,8 @@ class EarlyHandshake:
                 log.warning("the server answered initialize with %s", str(msg.get("error"))[:300])
             else:
                 self._write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+                for path in self._open_first:
+                    self._open(path)
             self.answered.set()
         elif method is not None and "id" in msg and self._result is not None:
             self._answer(whole, msg["id"], str(method), msg.get("params"))
@@ -250,6 +272,28 @@ class EarlyHandshake:
             with self._said:
                 self._notes.append(msg)
                 self._said.notify_all()
+
+    def _open(self, path: str) -> None:
+        """``didOpen`` with the disk's text, as :meth:`lsp.session.ServerSession.ensure_open`
+        sends it; the state is taken before the read (a change in between is sent again)."""
+        try:
+            st = os.stat(path)
+            with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+                text = fh.read()
+        except OSError:
+            return
+        if text.startswith("\ufeff") and not self._definition.bom_is_text:
+            text = text[1:]
+        self.opened[path] = (st.st_mtime_ns, st.st_size)
+        doc = {
+            "uri": Path(path).as_uri(),
+            "languageId": self._definition.language_id(path),
+            "version": 1,
+            "text": text,
+        }
+        self._write(
+            frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}})
+        )
 
     def _answer(self, whole: bytes, rid: Any, method: str, params: Any) -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}

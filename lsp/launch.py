@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,11 +63,12 @@ class Prelaunched:
                     pipe.close()
 
 
-def prelaunch(root: Path, language: str) -> Prelaunched | None:
+def prelaunch(root: Path, language: str, *, open_first: Sequence[str] = ()) -> Prelaunched | None:
     """Launch the server nav would start for ``language`` under ``root``, as the pool launches
     it (same definition, preparation, command, environment, own process group). None when no
     server is installed, it cannot serve ``root``, or it fails to start: the pool then starts
-    (or refuses) it as usual, and says why."""
+    (or refuses) it as usual, and says why. ``open_first``: files (absolute) the coming question
+    starts at, opened at once by a server that loads a project only once a file of it is open."""
     root = root.resolve()
     found = available_definition(language)
     if found is None:
@@ -93,7 +95,7 @@ def prelaunch(root: Path, language: str) -> Prelaunched | None:
     started = time.monotonic()
     try:
         # initialized now, not once the pool is imported: the server loads while nav imports
-        handshake = EarlyHandshake(popen, definition, root)
+        handshake = EarlyHandshake(popen, definition, root, open_first=open_first)
     except OSError as exc:  # it died at once: the pool starts one as usual, and says why
         log.warning("%s launched early for %s did not take initialize: %s", definition.name, root, exc)
         handshake = None

@@ -181,6 +181,9 @@ class ServerSession:
             await handler.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
         if handover is not None:
+            for path, (mtime_ns, size) in handover.opened.items():
+                self._opened[path] = 1  # as read then: a file changed since is sent at the next sync
+                self._known[path] = FileState(mtime_ns, size)
             if handover.initialize is None:
                 raise ServerExited(f"{self.definition.name} did not answer initialize: {self.tail()[-300:]}")
             result: Any = handover.initialize

@@ -229,7 +229,8 @@ def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path
     r, w = os.pipe()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w)],
+        [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w),
+         "--expect", "references", "CreateSalesOrder" if language == "go" else "create_sales_order"],
         pass_fds=(w,), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     os.close(w)
@@ -283,3 +284,55 @@ def test_a_prelaunched_gopls_loads_before_any_pool_exists(tmp_path: Path) -> Non
         info = pool.session_info(root, "go")
         assert info is not None and info["launched_early"] is True and info["ready"]
     assert _gone(launched.popen.pid)
+
+
+@pytest.mark.skipif(available_definition("typescript") is None, reason="no TypeScript server installed")
+def test_tsserver_launched_with_the_questions_file_loads_and_sees_a_later_change(tmp_path: Path) -> None:
+    """tsserver loads a project only once a file of it is open: launched with the file the coming
+    question starts at, it loads with no pool at all. The file opened then and changed before a
+    session adopts the server is sent again: the answer counts the new reference."""
+    root = tmp_path / "ts"
+    shutil.copytree(HERE / "workspaces" / "typescript", root)
+    service = root / "src" / "service.ts"
+    line = next(i for i, t in enumerate(service.read_text().splitlines()) if "function createSalesOrder" in t)
+    at = Position(str(service), line, service.read_text().splitlines()[line].index("createSalesOrder"))
+    launched = prelaunch(root, "typescript", open_first=[str(service)])
+    assert launched is not None and launched.handshake is not None
+    loaded = launched.handshake.wait_said(
+        lambda m: (
+            m.get("method") == "$/progress" and (m.get("params") or {}).get("value", {}).get("kind") == "end"
+        ),
+        120.0,
+    )
+    assert loaded, "tsserver did not load the project it was given at launch"
+    added = len(service.read_text().splitlines())
+    with service.open("a") as fh:
+        fh.write('export const again = () => createSalesOrder("bob", []);\n')
+    with ServerPool() as pool:
+        pool.adopt(launched)
+        answer = pool.query(root, "typescript", "references", [at], deadline_s=120.0)
+        assert answer.answered and answer.complete, answer.reason
+        found = {(Path(loc.path).name, loc.start_line) for loc in answer.locations}
+        info = pool.session_info(root, "typescript")
+        assert info is not None and info["launched_early"] is True
+    assert ("service.ts", added) in found, found  # the line written after the early open
+    assert ("app.ts", 7) in found, found  # and the project's other files: it was loaded
+
+
+def test_the_files_of_an_expected_question_are_read_from_the_index(tmp_path: Path) -> None:
+    from navigator.api import Navigator
+    from navigator.frontends.daemon_servers import _expected_files
+
+    root = tmp_path / "ws"
+    shutil.copytree(HERE / "workspaces" / "typescript", root)
+    with Navigator(root) as nav:
+        nav.index()
+    db = root / ".nav" / "index.db"
+    service = str((root / "src" / "service.ts").resolve())
+    assert _expected_files(root.resolve(), db, ("references", "createSalesOrder")) == {
+        "typescript": [service]
+    }
+    assert _expected_files(root.resolve(), db, ("callers", "src/service.ts:4")) == {"typescript": [service]}
+    assert _expected_files(root.resolve(), db, ("search", "createSalesOrder")) == {}  # no server question
+    assert _expected_files(root.resolve(), db, ("references", "noSuchThing")) == {}
+    assert _expected_files(root.resolve(), db, None) == {}
