@@ -4,6 +4,8 @@
     python bench/cold_start.py --language python --repo /tmp/pytest-cold --name checked_call --rounds 6
     git --git-dir=/work/.mirror/trpc+trpc/repo archive HEAD | tar -x -C /tmp/trpc
     python bench/cold_start.py --language typescript --repo /tmp/trpc --name NAME --rounds 6
+    git --git-dir=/work/.mirror/mochajs+mocha/repo archive HEAD | tar -x -C /tmp/mocha  # plain JS, allowJs
+    python bench/cold_start.py --language javascript --repo /tmp/mocha --name createInvalidArgumentTypeError
 
 Each round, in alternating order (same run, same machine load):
 
