@@ -150,7 +150,6 @@ class EarlyHandshake:
         self._folders = [{"uri": definition.workspace_folder(root).as_uri(), "name": root.name}]
         self._out = popen.stdout.fileno()
         self._err = popen.stderr.fileno()
-        self._wake_r, self._wake_w = os.pipe()
         self._unread = b""
         self._kept = bytearray()
         self._stderr = bytearray()
@@ -165,6 +164,7 @@ class EarlyHandshake:
         self.opened: dict[str, tuple[int, int]] = {}
         self._write(frame({"jsonrpc": "2.0", "id": EARLY_ID, "method": "initialize",
                            "params": initialize_params(definition, root)}))  # fmt: skip
+        self._wake_r, self._wake_w = os.pipe()  # after the write: a server dead at once leaks nothing
         self._thread = threading.Thread(target=self._run, name=f"nav-handshake-{popen.pid}", daemon=True)
         self._thread.start()
 
