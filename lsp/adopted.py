@@ -30,13 +30,17 @@ class AdoptedProcess:
         self._exit: asyncio.Future[int] | None = None
 
     @classmethod
-    async def attach(cls, popen: subprocess.Popen[bytes]) -> AdoptedProcess:
+    async def attach(
+        cls, popen: subprocess.Popen[bytes], stdout: bytes = b"", stderr: bytes = b""
+    ) -> AdoptedProcess:
+        """Attach to ``popen``'s pipes; ``stdout``/``stderr``: what was read from them before
+        (by :class:`lsp.handshake.EarlyHandshake`), read first."""
         if popen.stdin is None or popen.stdout is None or popen.stderr is None:
             raise ValueError("the process must have been started with stdin, stdout and stderr pipes")
         proc = cls(popen)
         loop = asyncio.get_running_loop()
-        proc.stdout = await _reader(loop, popen.stdout, proc._transports)
-        proc.stderr = await _reader(loop, popen.stderr, proc._transports)
+        proc.stdout = await _reader(loop, popen.stdout, proc._transports, stdout)
+        proc.stderr = await _reader(loop, popen.stderr, proc._transports, stderr)
         write_transport, write_protocol = await loop.connect_write_pipe(
             lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop)), popen.stdin
         )
@@ -91,9 +95,11 @@ class AdoptedProcess:
 
 
 async def _reader(
-    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], transports: list[asyncio.BaseTransport]
+    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], transports: list[asyncio.BaseTransport], unread: bytes
 ) -> asyncio.StreamReader:
     reader = asyncio.StreamReader(limit=2**16, loop=loop)  # asyncio's subprocess default
+    if unread:
+        reader.feed_data(unread)
 
     def protocol() -> asyncio.StreamReaderProtocol:
         return asyncio.StreamReaderProtocol(reader)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsp.answers import LanguageServers, Location, LspAnswer, Operation, Position, RawAnswer
-from lsp.launch import Prelaunched
+from lsp.launch import SERVER_IDLE_S, Prelaunched
 from lsp.registry import UNAVAILABLE, available_definition, install_command, server_key
 from lsp.requests import ask_one
 from lsp.session import RequestFailed, ServerExited, ServerSession, _process_tree
@@ -53,8 +53,8 @@ _CAPABILITIES: dict[str, str] = {
 }
 
 
-DEFAULT_IDLE_TIMEOUT_S = 600.0
-"""A server with no query for this long is stopped (the daemon reads ``NAV_SERVER_IDLE_S``)."""
+DEFAULT_IDLE_TIMEOUT_S = SERVER_IDLE_S
+"""A server with no query for this long is stopped (:data:`lsp.launch.SERVER_IDLE_S`)."""
 
 STOPPED_IDLE = "stopped idle"
 RELEASED = "released"

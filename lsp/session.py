@@ -40,6 +40,7 @@ from multilspy.lsp_protocol_handler.server import (
 
 from lsp.adopted import AdoptedProcess
 from lsp.answers import Location
+from lsp.handshake import Handover, configuration, initialize_params
 from lsp.launch import Prelaunched
 from lsp.memo import AnswerMemo
 from lsp.registry import ServerDefinition
@@ -171,15 +172,28 @@ class ServerSession:
         )
         self._handler = handler
         self._register(handler)
+        handover = None
+        if pre is not None and pre.handshake is not None:  # initialized already, at launch
+            handover = await asyncio.to_thread(pre.handshake.finish, 60.0)
         if pre is not None:
-            await _adopt(handler, pre)
+            await _adopt(handler, pre, handover)
         else:
             await handler.start()
         self._watch = asyncio.get_running_loop().create_task(self._watch_exit())
-        params = self._initialize_params()
-        result = await self._raw_request("initialize", params, timeout_s=60.0)
+        if handover is not None:
+            for path, (mtime_ns, size) in handover.opened.items():
+                self._opened[path] = 1  # as read then: a file changed since is sent at the next sync
+                self._known[path] = FileState(mtime_ns, size)
+            if handover.initialize is None:
+                raise ServerExited(f"{self.definition.name} did not answer initialize: {self.tail()[-300:]}")
+            result: Any = handover.initialize
+        else:
+            result = await self._raw_request(
+                "initialize", initialize_params(self.definition, self.root), timeout_s=60.0
+            )
         self.capabilities = dict((result or {}).get("capabilities") or {})
-        handler.notify.initialized({})
+        if handover is None:
+            handler.notify.initialized({})
         # Settings are pulled by the servers (workspace/configuration); pushing them as well
         # made basedpyright load the workspace twice.
         if self.definition.ready_after_initialize:
@@ -193,52 +207,12 @@ class ServerSession:
             )
             self.ready.set()
 
-    def _initialize_params(self) -> dict[str, Any]:
-        folder = self.definition.workspace_folder(self.root)
-        root_uri = _uri(folder)
-        return {
-            "processId": os.getpid(),
-            "clientInfo": {"name": "nav"},
-            "rootPath": str(folder),
-            "rootUri": root_uri,
-            "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
-            "initializationOptions": self.definition.initialization_options(self.root),
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-16"]},
-                "window": {"workDoneProgress": True, "showMessage": {}},
-                "workspace": {
-                    "configuration": True,
-                    "workspaceFolders": True,
-                    "didChangeConfiguration": {"dynamicRegistration": True},
-                    "didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": True},
-                    "symbol": {"dynamicRegistration": False},
-                },
-                "textDocument": {
-                    "synchronization": {"dynamicRegistration": False, "didSave": True},
-                    "definition": {"linkSupport": False},
-                    "declaration": {"linkSupport": False},
-                    "implementation": {"linkSupport": False},
-                    "typeDefinition": {"linkSupport": False},
-                    "references": {},
-                    "hover": {"contentFormat": ["plaintext", "markdown"]},
-                    "callHierarchy": {"dynamicRegistration": False},
-                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-                    "publishDiagnostics": {"relatedInformation": False},
-                },
-            },
-        }
-
     def _register(self, handler: LanguageServerHandler) -> None:
         async def nothing(params: Any) -> None:
             return None
 
-        async def configuration(params: Any) -> list[Any]:
-            settings = self.definition.settings(self.root)
-            out: list[Any] = []
-            for item in (params or {}).get("items", []):
-                section = item.get("section")
-                out.append(_section(settings, section) if section else settings)
-            return out
+        async def settings(params: Any) -> list[Any]:
+            return configuration(self.definition.settings(self.root), params)
 
         async def folders(params: Any) -> list[dict[str, str]]:
             return [{"uri": _uri(self.definition.workspace_folder(self.root)), "name": self.root.name}]
@@ -248,7 +222,7 @@ class ServerSession:
                        "workspace/diagnostic/refresh", "workspace/semanticTokens/refresh",
                        "workspace/inlayHint/refresh", "workspace/codeLens/refresh"):  # fmt: skip
             handler.on_request(method, nothing)
-        handler.on_request("workspace/configuration", configuration)
+        handler.on_request("workspace/configuration", settings)
         handler.on_request("workspace/workspaceFolders", folders)
 
         def watcher(method: str) -> Any:
@@ -665,21 +639,12 @@ def path_of(uri: str) -> str:
     return unquote(urlparse(uri).path)
 
 
-def _section(settings: dict[str, Any], section: str) -> Any:
-    if section in settings:
-        return settings[section]
-    node: Any = settings
-    for part in section.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-async def _adopt(handler: LanguageServerHandler, pre: Prelaunched) -> None:
+async def _adopt(handler: LanguageServerHandler, pre: Prelaunched, handover: Handover | None) -> None:
     """What :meth:`LanguageServerHandler.start` does, on a process that already runs: its
-    pipes as the handler's process, and the handler's two readers started."""
-    handler.process = await AdoptedProcess.attach(pre.popen)
+    pipes as the handler's process (what the early handshake kept read first), and the
+    handler's two readers started."""
+    unread = (handover.stdout, handover.stderr) if handover is not None else (b"", b"")
+    handler.process = await AdoptedProcess.attach(pre.popen, *unread)
     handler.loop = asyncio.get_running_loop()
     for reader in (handler.run_forever(), handler.run_forever_stderr()):
         handler.tasks[handler.task_counter] = handler.loop.create_task(reader)

@@ -28,8 +28,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from lsp.launch import SERVER_IDLE_S as DEFAULT_SERVER_IDLE_S
     from lsp.launch import prelaunch
-    from lsp.pool import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_SERVER_IDLE_S
     from lsp.pool import LanguageServers, ServerPool
     from lsp.positions import from_lsp, to_lsp
     from lsp.registry import Availability, server_key
@@ -66,7 +66,7 @@ PACKAGES = ("navigator", "semantic", "storage", "lsp")
 """nav's own top-level packages (the engine and the layers below it)."""
 
 _WHERE: dict[str, tuple[str, str]] = {
-    "DEFAULT_SERVER_IDLE_S": ("lsp.pool", "DEFAULT_IDLE_TIMEOUT_S"),
+    "DEFAULT_SERVER_IDLE_S": ("lsp.launch", "SERVER_IDLE_S"),  # not lsp.pool: no multilspy before a launch
     "LanguageServers": ("lsp.pool", "LanguageServers"),
     "ServerPool": ("lsp.pool", "ServerPool"),
     "prelaunch": ("lsp.launch", "prelaunch"),

@@ -3,7 +3,9 @@ answers as a server the pool started does, and nothing is left running whatever 
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -189,3 +191,148 @@ def test_a_daemons_early_pool_warms_the_servers_it_launched_first(workspace: Pat
     finally:
         pool.close()
     assert _gone(pid)
+
+
+_LAUNCH_ORDER = r"""
+import json, os, sys
+events = []
+
+def hook(event, args):
+    if event == "import" and str(args[0]).split(".")[0] == "multilspy":
+        events.append("import multilspy")
+    elif event == "subprocess.Popen":
+        events.append("spawn " + os.path.basename(str(args[1][0] if args[1] else args[0])))
+
+sys.addaudithook(hook)
+from navigator.frontends.daemon import main
+
+code = main(sys.argv[1:])
+print(json.dumps(events))
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("language", ["python", "go"])
+def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path, language: str) -> None:
+    """The daemon's start, as ``nav`` runs it, spawns the server of an indexed root before anything
+    imports multilspy (~0.3 s, more on a loaded machine, that the server's load then overlaps).
+    Its reading of the server idle time (``NAV_SERVER_IDLE_S``) imported ``lsp.pool`` first."""
+    from navigator.api import Navigator
+
+    found = available_definition(language)
+    if found is None:
+        pytest.skip(f"no {language} server installed")
+    root = tmp_path / language
+    shutil.copytree(HERE / "workspaces" / language, root)
+    with Navigator(root) as nav:
+        nav.index()
+    r, w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w),
+         "--expect", "references", "CreateSalesOrder" if language == "go" else "create_sales_order"],
+        pass_fds=(w,), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(w)
+    try:
+        said, _, _ = select.select([r], [], [], 120.0)
+        assert said and os.read(r, 64).strip() == b"ready", "the daemon did not say ready"
+    finally:
+        os.close(r)
+        proc.terminate()  # the daemon's SIGTERM: it stops its servers and returns from main()
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    events: list[str] = json.loads(out.strip().splitlines()[-1])
+    spawn = f"spawn {Path(found[1]).name}"
+    assert spawn in events, events
+    assert "import multilspy" in events, events  # the pool was made, after
+    assert events.index(spawn) < events.index("import multilspy"), events
+
+
+@pytest.mark.skipif(available_definition("go") is None, reason="gopls is not installed")
+def test_a_prelaunched_gopls_loads_before_any_pool_exists(tmp_path: Path) -> None:
+    """A server loads nothing before ``initialize`` (gopls: nor before its configuration): the
+    launch sends it and answers for the client until a pool adopts the process, so the load
+    runs while nav imports multilspy. Adopted, it answers as a server the pool started does."""
+    root = tmp_path / "go"
+    shutil.copytree(HERE / "workspaces" / "go", root)
+    path = root / "service.go"
+    line = next(
+        i for i, t in enumerate(path.read_text().splitlines()) if t.startswith("func CreateSalesOrder")
+    )
+    at = Position(str(path), line, len("func "))
+
+    def refs(pool: ServerPool) -> set[tuple[str, int, int]]:
+        answer = pool.query(root, "go", "references", [at], deadline_s=120.0)
+        assert answer.answered and answer.complete, answer.reason
+        return {(loc.path, loc.start_line, loc.start_character) for loc in answer.locations}
+
+    with ServerPool() as pool:
+        started = refs(pool)
+    launched = prelaunch(root, "go")
+    assert launched is not None and launched.handshake is not None
+    loaded = launched.handshake.wait_said(
+        lambda m: (
+            m.get("method") == "$/progress" and (m.get("params") or {}).get("value", {}).get("kind") == "end"
+        ),
+        120.0,
+    )
+    assert loaded, "gopls did not finish loading packages before a pool adopted it"
+    with ServerPool() as pool:
+        pool.adopt(launched)
+        assert refs(pool) == started and len(started) >= 2
+        info = pool.session_info(root, "go")
+        assert info is not None and info["launched_early"] is True and info["ready"]
+    assert _gone(launched.popen.pid)
+
+
+@pytest.mark.skipif(available_definition("typescript") is None, reason="no TypeScript server installed")
+def test_tsserver_launched_with_the_questions_file_loads_and_sees_a_later_change(tmp_path: Path) -> None:
+    """tsserver loads a project only once a file of it is open: launched with the file the coming
+    question starts at, it loads with no pool at all. The file opened then and changed before a
+    session adopts the server is sent again: the answer counts the new reference."""
+    root = tmp_path / "ts"
+    shutil.copytree(HERE / "workspaces" / "typescript", root)
+    service = root / "src" / "service.ts"
+    line = next(i for i, t in enumerate(service.read_text().splitlines()) if "function createSalesOrder" in t)
+    at = Position(str(service), line, service.read_text().splitlines()[line].index("createSalesOrder"))
+    launched = prelaunch(root, "typescript", open_first=[str(service)])
+    assert launched is not None and launched.handshake is not None
+    loaded = launched.handshake.wait_said(
+        lambda m: (
+            m.get("method") == "$/progress" and (m.get("params") or {}).get("value", {}).get("kind") == "end"
+        ),
+        120.0,
+    )
+    assert loaded, "tsserver did not load the project it was given at launch"
+    added = len(service.read_text().splitlines())
+    with service.open("a") as fh:
+        fh.write('export const again = () => createSalesOrder("bob", []);\n')
+    with ServerPool() as pool:
+        pool.adopt(launched)
+        answer = pool.query(root, "typescript", "references", [at], deadline_s=120.0)
+        assert answer.answered and answer.complete, answer.reason
+        found = {(Path(loc.path).name, loc.start_line) for loc in answer.locations}
+        info = pool.session_info(root, "typescript")
+        assert info is not None and info["launched_early"] is True
+    assert ("service.ts", added) in found, found  # the line written after the early open
+    assert ("app.ts", 7) in found, found  # and the project's other files: it was loaded
+
+
+def test_the_files_of_an_expected_question_are_read_from_the_index(tmp_path: Path) -> None:
+    from navigator.api import Navigator
+    from navigator.frontends.daemon_servers import _expected_files
+
+    root = tmp_path / "ws"
+    shutil.copytree(HERE / "workspaces" / "typescript", root)
+    with Navigator(root) as nav:
+        nav.index()
+    db = root / ".nav" / "index.db"
+    service = str((root / "src" / "service.ts").resolve())
+    assert _expected_files(root.resolve(), db, ("references", "createSalesOrder")) == {
+        "typescript": [service]
+    }
+    assert _expected_files(root.resolve(), db, ("callers", "src/service.ts:4")) == {"typescript": [service]}
+    assert _expected_files(root.resolve(), db, ("search", "createSalesOrder")) == {}  # no server question
+    assert _expected_files(root.resolve(), db, ("references", "noSuchThing")) == {}
+    assert _expected_files(root.resolve(), db, None) == {}

@@ -78,9 +78,14 @@ def root_claim(root: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def start_daemon(
-    root: Path, *, idle_timeout_s: float | None = None, timeout_s: float = START_TIMEOUT_S
+    root: Path,
+    *,
+    idle_timeout_s: float | None = None,
+    timeout_s: float = START_TIMEOUT_S,
+    expect: tuple[str, str] | None = None,
 ) -> str:
-    """Start a daemon for ``root`` and wait until it says ``ready`` (or ``busy``: one already runs)."""
+    """Start a daemon for ``root`` and wait until it says ``ready`` (or ``busy``: one already runs).
+    ``expect``: the (method, target) about to be asked, which the daemon's servers may start on."""
     paths = daemon_paths(root)
     ensure_nav_dir(paths.nav_dir)
     r, w = os.pipe()
@@ -90,6 +95,8 @@ def start_daemon(
     cmd = [sys.executable, "-P", "-m", "navigator.frontends.daemon", str(root), "--ready-fd", str(w)]
     if idle_timeout_s is not None:
         cmd += ["--idle-timeout", str(idle_timeout_s)]
+    if expect is not None:
+        cmd += ["--expect", *expect]
     # no empty entry: one (a trailing separator when PYTHONPATH was unset) means the current folder
     inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([_package_parent(), *inherited])}
@@ -308,14 +315,16 @@ class DaemonClient:
         self._file = sock.makefile("rwb")
         return True
 
-    def connect(self) -> None:
+    def connect(self, *, expect: tuple[str, str] | None = None) -> None:
+        """Connect, starting a daemon when none runs (``expect``: the question about to be
+        asked, a hint for the daemon's start: :func:`start_daemon`)."""
         if self._sock is not None:
             return
         if self._try_connect():
             return
         if not self.autostart:
             raise ServerError(f"no nav daemon is running for {self.root}; start one with `nav daemon start`")
-        word = start_daemon(self.root, idle_timeout_s=self.idle_timeout_s)
+        word = start_daemon(self.root, idle_timeout_s=self.idle_timeout_s, expect=expect)
         if word == "ready" and self._try_connect():
             return
         # "busy": another daemon holds the lock and is about to listen (or just did). The socket
@@ -335,8 +344,10 @@ class DaemonClient:
         params: dict[str, Any] = dict(kwargs)
         if args:
             params["__args__"] = list(args)
+        target = args[0] if args else kwargs.get("target")
+        expect = (method, target) if isinstance(target, str) and not target.startswith("-") else None
         for attempt in (1, 2):
-            self.connect()
+            self.connect(expect=expect)
             try:
                 return self._roundtrip(method, params)
             except _OtherRoot:

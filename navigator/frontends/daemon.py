@@ -609,6 +609,14 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("NAV_DAEMON_NO_WARM") == "1",
         help="Do not start language servers before the first query (env NAV_DAEMON_NO_WARM=1).",
     )
+    ap.add_argument(
+        "--expect",
+        nargs=2,
+        metavar=("METHOD", "TARGET"),
+        default=None,
+        help="The question the starting client will ask first (a hint: the servers that load a "
+        "project only once one of its files is open are given the target's files at launch).",
+    )
     args = ap.parse_args(argv)
     if not args.idle_timeout > 0 or args.idle_timeout == float("inf"):
         ap.error(f"--idle-timeout must be a positive number of seconds, got {args.idle_timeout}")
@@ -638,7 +646,12 @@ def main(argv: list[str] | None = None) -> int:
         max_daemons=max_daemons,
         pool=None
         if args.no_warm
-        else early_pool(args.root.resolve(), paths.nav_dir / "index.db", server_idle_s=server_idle_s),
+        else early_pool(
+            args.root.resolve(),
+            paths.nav_dir / "index.db",
+            server_idle_s=server_idle_s,
+            expect=(args.expect[0], args.expect[1]) if args.expect else None,
+        ),
     )
     daemon.embed_slice_s = slice_s
     signal.signal(signal.SIGTERM, lambda *_: daemon.stop())

@@ -142,14 +142,23 @@ def languages_to_warm(sizes: Sizes) -> list[str]:
     return out
 
 
-def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None) -> ServerPool | None:
+def early_pool(
+    root: Path,
+    index_db: Path,
+    *,
+    server_idle_s: float | None = None,
+    expect: tuple[str, str] | None = None,
+) -> ServerPool | None:
     """Start the servers of the languages an existing index holds before the rest of nav is
     imported (the critical path of a cold first query: ~0.5-1 s of imports), multilspy
     included: the processes are launched first (:func:`lsp.launch.prelaunch`) and the pool,
     imported after, adopts them. Returns the pool, or None when there is no index to read yet
-    (the daemon warms after its first run)."""
+    (the daemon warms after its first run). ``expect``: the question (method, target) of the
+    command that starts this daemon: the files it starts at are opened at launch by the
+    servers that load a project only then (a hint read from the index as it is: the answer
+    is still the server's, once asked)."""
     from navigator.errors import StorageError
-    from navigator.public import language_sizes
+    from navigator.public import language_sizes, server_key
 
     if not index_db.is_file():
         return None
@@ -163,13 +172,15 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
         return None
     from navigator.public import prelaunch  # the standard library only: multilspy is not imported yet
 
+    first = _expected_files(root, index_db, expect)
+
     made = threading.Event()
     box: list[ServerPool] = []
 
     def launch_then_warm(language: str) -> None:
         # each server's preparation (a compile_commands.json, a Java project...) and launch in
         # its own thread: one language's does not hold back another's, nor the imports below
-        launched = prelaunch(root, language)
+        launched = prelaunch(root, language, open_first=first.get(server_key(language) or "", ()))
         made.wait()
         if not box:  # the pool could not be made (the daemon is failing): leave nothing running
             if launched is not None:
@@ -190,6 +201,21 @@ def early_pool(root: Path, index_db: Path, *, server_idle_s: float | None = None
     finally:
         made.set()
     return box[0]
+
+
+def _expected_files(root: Path, index_db: Path, expect: tuple[str, str] | None) -> dict[str, list[str]]:
+    """Per server key, the files (absolute) defining the target of an expected question."""
+    if expect is None or expect[0] not in ASKS_A_SERVER or not expect[1].strip():
+        return {}
+    from navigator.public import server_key, target_files
+
+    out: dict[str, list[str]] = {}
+    for path, language in target_files(index_db, expect[1]):
+        full = (root / path).resolve()
+        key = server_key(language)
+        if key is not None and full.is_relative_to(root) and full.is_file():
+            out.setdefault(key, []).append(str(full))
+    return out
 
 
 ASKS_A_SERVER = frozenset(
