@@ -41,6 +41,33 @@ def test_metrics_of_scores_files_and_definitions_in_the_given_order() -> None:
     assert lr.metrics_of(inst, [1, 0])["file@1"] == 1.0
 
 
+def test_hit_texts_finds_the_chunk_a_nested_definition_sits_in(tmp_path: Path) -> None:
+    from navigator.indexer import index_root
+    from storage.db import Store
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "orders.py").write_text(
+        "class Orders:\n    def create(self, customer):\n        return {'customer': customer}\n\n"
+        "    def cancel(self, order):\n        order['cancelled'] = True\n        return order\n"
+    )
+    (tree / "other.py").write_text("def unrelated():\n    return 1\n")
+    store = Store(tmp_path / "idx.db")
+    try:
+        index_root(tree, store)
+        (cancel,) = [
+            (int(a), int(b))
+            for a, b, qn in store.conn.execute("SELECT start_line, end_line, qualified_name FROM symbols")
+            if qn == "Orders.cancel"
+        ]
+        texts = lr.hit_texts(store, "orders.py", *cancel, 3)
+        assert texts and any("def cancel" in t for t in texts)  # the method's lines are inside a chunk
+        assert texts[0].startswith("orders.py")  # embedded as nav embeds a chunk: path header first
+        assert lr.hit_texts(store, "other.py", 50, 60, 3) == []  # no chunk on those lines
+    finally:
+        store.close()
+
+
 class _Encoder:
     """An encoder over fixed vectors per text (what holdout_mrr needs of a model)."""
 

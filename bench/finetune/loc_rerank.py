@@ -63,6 +63,18 @@ from storage.db import Store  # noqa: E402
 CACHE = ROOT / "bench" / "corpora" / "finetune" / "rerank"
 
 
+def hit_texts(store: Store, path: str, start: int, end: int, per_hit: int) -> list[str]:
+    """The embedding texts of the chunks overlapping a hit's lines, tightest first: a code-view
+    hit (one definition) can sit inside a larger chunk (a method inside its class's chunk)."""
+    rows = store.conn.execute(
+        "SELECT c.symbol, c.signature, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+        "WHERE f.path = ? AND c.start_line <= ? AND c.end_line >= ? "
+        "ORDER BY c.end_line - c.start_line, c.start_line LIMIT ?",
+        (path, end, start, per_hit),
+    ).fetchall()
+    return [embedding_text(path, sym, sig, text) for sym, sig, text in rows]
+
+
 def candidates(set_name: str, split: str, depth: int, per_hit: int) -> tuple[list[dict[str, Any]], int]:
     """Per instance with a cached index: the lexical code-view top ``depth`` hits and their
     chunks' embedding texts; and how many instances of the split had no index."""
@@ -82,13 +94,7 @@ def candidates(set_name: str, split: str, depth: int, per_hit: int) -> tuple[lis
             resp = search.search(inst["query"], k=depth, legs=LEXICAL, view="code")
             hits = []
             for h in resp.items:
-                rows = store.conn.execute(
-                    "SELECT c.symbol, c.signature, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
-                    "WHERE f.path = ? AND c.start_line <= ? AND c.end_line >= ? "
-                    "ORDER BY c.end_line - c.start_line, c.start_line LIMIT ?",
-                    (h.path, h.end_line, h.start_line, per_hit),
-                ).fetchall()
-                texts = [embedding_text(h.path, sym, sig, text) for sym, sig, text in rows]
+                texts = hit_texts(store, h.path, h.start_line, h.end_line, per_hit)
                 hits.append(
                     {
                         "path": h.path,
