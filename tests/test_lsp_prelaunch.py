@@ -227,7 +227,9 @@ def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path
     with Navigator(root) as nav:
         nav.index()
     r, w = os.pipe()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"}
+    # the daemon as nav starts it: warming servers whatever an earlier test left in the environment
+    env = {k: v for k, v in os.environ.items() if k != "NAV_DAEMON_NO_WARM"}
+    env.update({"PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"})
     proc = subprocess.Popen(
         [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w),
          "--expect", "references", "CreateSalesOrder" if language == "go" else "create_sales_order"],
