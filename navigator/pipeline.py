@@ -20,6 +20,7 @@ Nothing here does I/O: every function is over plain values and callables the ada
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -276,6 +277,12 @@ def chunk_hit(r: Ranked, row: ChunkText) -> SearchHit:
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+@functools.lru_cache(maxsize=32_768)
+def _line_words(line: str) -> frozenset[str]:
+    """The words of one line's identifiers (a code view splits the same lines for every query)."""
+    return frozenset(w for t in _WORDS.findall(line) for w in split_identifier(t))
+
+
 def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
     """How much of the query one definition's own lines match (a definition the query names
     matches fully): the share of the query's words found among its words."""
@@ -284,8 +291,7 @@ def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float
         return 1.0
     if not terms.words:
         return 0.0
-    toks = {w for ln in lines for t in _WORDS.findall(ln) for w in split_identifier(t)}
-    toks |= set(split_identifier(last))
+    toks = set(split_identifier(last)).union(*map(_line_words, lines))
     return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
 
 
