@@ -65,7 +65,9 @@ def rand_string(rng: random.Random) -> str:
     if pick < 0.4:
         return "".join(rng.choice("abcXYZ_/.:") for _ in range(rng.randint(0, 12)))
     if pick < 0.6:
-        return "".join(chr(rng.choice([rng.randint(0, 31), rng.randint(0x80, 0x2FFF), 0xFFFD])) for _ in range(5))
+        return "".join(
+            chr(rng.choice([rng.randint(0, 31), rng.randint(0x80, 0x2FFF), 0xFFFD])) for _ in range(5)
+        )
     if pick < 0.7:
         return "\udcff" + "x"  # a lone surrogate (json.dumps escapes it)
     if pick < 0.8:
@@ -151,7 +153,10 @@ def payload(rng: random.Random, proto: str, ids: Counter) -> tuple[str, bytes]:
         msg.pop("id", None)
         return kind, dumps(msg)
     if kind == "response":
-        resp: dict[str, Any] = {"jsonrpc": rng.choice(["2.0", "1.0"]), "id": rng.choice([ids.next_id(rng), None, 1.5])}
+        resp: dict[str, Any] = {
+            "jsonrpc": rng.choice(["2.0", "1.0"]),
+            "id": rng.choice([ids.next_id(rng), None, 1.5]),
+        }
         resp["result" if rng.random() < 0.5 else "error"] = rand_value(rng)
         return kind, dumps(resp)
     if kind == "batch":
@@ -186,7 +191,9 @@ def payload(rng: random.Random, proto: str, ids: Counter) -> tuple[str, bytes]:
         text = dumps(envelope(rng, proto, ids))
         return kind, text[: rng.randint(1, max(1, len(text) - 1))]
     if kind == "concat":
-        return kind, dumps(envelope(rng, proto, ids)) + rng.choice([b"", b" "]) + dumps(envelope(rng, proto, ids))
+        return kind, dumps(envelope(rng, proto, ids)) + rng.choice([b"", b" "]) + dumps(
+            envelope(rng, proto, ids)
+        )
     if kind == "scalar":
         return kind, dumps(rand_value(rng))
     return kind, b""
@@ -215,7 +222,9 @@ def cases(rng: random.Random, proto: str, n: int) -> Iterator[Case]:
         if fault == "none":
             yield Case(kind, frame(body), [body])
         elif fault == "stray":
-            stray = rng.choice([b"abcd", b"\r\n\r\n", b"xy\n", b"\x00\xff", b"Content-Type: x\r\n\r\n", b"{}" * 30])
+            stray = rng.choice(
+                [b"abcd", b"\r\n\r\n", b"xy\n", b"\x00\xff", b"Content-Type: x\r\n\r\n", b"{}" * 30]
+            )
             yield Case(f"{kind}+stray", stray + frame(body), [body])
         elif fault == "length":
             bad = rng.choice([b"abc", b"-1", b"99999999999", b"", b"1e3", b"0x10", b"+5", b"\xff"])
@@ -229,7 +238,9 @@ def cases(rng: random.Random, proto: str, n: int) -> Iterator[Case]:
             yield Case(f"{kind}+long-length", b"Content-Length: %d\r\n\r\n" % (len(body) + extra) + body + filler,
                        [body + filler])  # fmt: skip
         elif fault == "noheader":
-            yield Case(f"{kind}+no-header", b"Content-Type: application/json\r\n\r\n" + body, [b"<bad frame>"])
+            yield Case(
+                f"{kind}+no-header", b"Content-Type: application/json\r\n\r\n" + body, [b"<bad frame>"]
+            )
         else:
             second = dumps(envelope(rng, proto, ids))
             yield Case(f"{kind}+two-frames", frame(body) + frame(second), [body, second])
@@ -576,9 +587,18 @@ def fuzz_daemon(root: Path, n: int, seed: int) -> Report:
     from navigator.frontends.client import DaemonClient
     from navigator.paths import daemon_paths
 
-    os.environ.update({"NAV_DAEMON_NO_EMBED": "1", "NAV_DAEMON_NO_WARM": "1"})
-    client = DaemonClient(root)
-    client.connect()  # starts the real daemon process
+    quiet = {"NAV_DAEMON_NO_EMBED": "1", "NAV_DAEMON_NO_WARM": "1"}
+    saved = {k: os.environ.get(k) for k in quiet}
+    os.environ.update(quiet)  # for the daemon the client starts, and only for it
+    try:
+        client = DaemonClient(root)
+        client.connect()  # starts the real daemon process
+    finally:  # a test runs this in-process: its environment must not outlive the call
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     paths = daemon_paths(root)
     pid = int(json.loads(paths.info.read_text())["pid"])
     t = SocketLines(paths.socket, pid)
