@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lsp.launch import SERVER_IDLE_S as DEFAULT_SERVER_IDLE_S
-    from lsp.launch import Prelaunched, prelaunch
+    from lsp.launch import prelaunch
     from lsp.pool import LanguageServers, ServerPool
     from lsp.positions import from_lsp, to_lsp
     from lsp.registry import Availability, server_key
@@ -47,7 +47,6 @@ __all__ = [
     "Availability",
     "LanguageServers",
     "ParsedFile",
-    "Prelaunched",
     "RefRow",
     "ServerPool",
     "SymbolRow",
@@ -71,7 +70,6 @@ _WHERE: dict[str, tuple[str, str]] = {
     "LanguageServers": ("lsp.pool", "LanguageServers"),
     "ServerPool": ("lsp.pool", "ServerPool"),
     "prelaunch": ("lsp.launch", "prelaunch"),
-    "Prelaunched": ("lsp.launch", "Prelaunched"),
     "from_lsp": ("lsp.positions", "from_lsp"),
     "to_lsp": ("lsp.positions", "to_lsp"),
     "Availability": ("lsp.registry", "Availability"),

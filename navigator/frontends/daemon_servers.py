@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from navigator.errors import NavError
 
 if TYPE_CHECKING:
-    from navigator.public import Prelaunched, ServerPool
+    from navigator.public import ServerPool
 
 log = logging.getLogger("nav.daemon")
 
@@ -177,14 +177,10 @@ def early_pool(
     made = threading.Event()
     box: list[ServerPool] = []
 
-    def launch(language: str) -> Prelaunched | None:
-        return prelaunch(root, language, open_first=first.get(server_key(language) or "", ()))
-
-    def launch_then_warm(language: str, launched: Prelaunched | None = None) -> None:
-        # the other servers' preparation (a compile_commands.json, a Java project...) and launch
-        # in a thread each: one language's does not hold back another's, nor the imports below
-        if launched is None:
-            launched = launch(language)
+    def launch_then_warm(language: str) -> None:
+        # each server's preparation (a compile_commands.json, a Java project...) and launch in
+        # its own thread: one language's does not hold back another's, nor the imports below
+        launched = prelaunch(root, language, open_first=first.get(server_key(language) or "", ()))
         made.wait()
         if not box:  # the pool could not be made (the daemon is failing): leave nothing running
             if launched is not None:
@@ -194,16 +190,9 @@ def early_pool(
             box[0].adopt(launched)
         box[0].warm(root, language, deadline_s=300.0)
 
-    # The main language's server is launched here, before the imports below: in a thread it
-    # raced them (its own imports of lsp.* wait for the import lock the main thread holds), and
-    # on a loaded machine it was spawned only after the pool was made.
-    main_launch = launch(warm[0])
-    for i, language in enumerate(warm):
+    for language in warm:
         threading.Thread(
-            target=launch_then_warm,
-            args=(language, main_launch) if i == 0 else (language,),
-            name=f"nav-early-{language}",
-            daemon=True,
+            target=launch_then_warm, args=(language,), name=f"nav-early-{language}", daemon=True
         ).start()
     try:
         from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
