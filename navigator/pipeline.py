@@ -305,38 +305,6 @@ def _named_at(qualified: str, terms: QueryTerms, config: RankingConfig) -> int:
     return len(terms.identifiers) + (0 if definition_match(qualified, terms, config=config) else 1)
 
 
-_NO_SUBSTANCE = re.compile(r"^\s*(?:$|#|//|/\*|\*|@|--|[\W_]*$)")
-"""A line that says nothing of its own: blank, a comment, a decorator, only brackets."""
-
-
-def _rest_of(
-    first: int, lines: Sequence[str], defs: Sequence[Definition], leaves: Sequence[Definition]
-) -> list[tuple[Definition, int, list[str]]]:
-    """The lines of a chunk (file lines ``first``…) no listed definition covers, with substance,
-    by the innermost definition around them (a class's attributes, a function's own statements
-    between the ones it nests) or none (a module's statements: one definition spanning them,
-    named nothing): (the definition, the file line of its first such line, those lines). A
-    container's header line is its name, not its own code."""
-    covered = set()
-    for d in leaves:
-        covered.update(range(int(d[1]), int(d[2]) + 1))
-    groups: dict[Definition | None, list[int]] = {}
-    for i, text in enumerate(lines):
-        line = first + i
-        if line in covered or _NO_SUBSTANCE.match(text):
-            continue
-        around = [d for d in defs if int(d[1]) <= line <= int(d[2]) and d not in leaves]
-        owner = min(around, key=lambda d: int(d[2]) - int(d[1])) if around else None
-        if owner is not None and line == int(owner[1]):
-            continue
-        groups.setdefault(owner, []).append(line)
-    out: list[tuple[Definition, int, list[str]]] = []
-    for owner, at in groups.items():
-        d: Definition = owner if owner is not None else (None, at[0], at[-1], None)
-        out.append((d, at[0], [lines[n - first] for n in at]))
-    return out
-
-
 def code_view_depth(k: int) -> int:
     """How many of the ranked chunks the code view reads definitions for."""
     return max(3 * k, 30)
@@ -380,20 +348,13 @@ def code_view(
             for d in chosen
         ]
         best = max(own) or 1.0
-        picked = [(d, int(d[1]), r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score)
-                  for d, mine in zip(chosen, own, strict=True)]  # fmt: skip
-        if leaves and config.code_rest:
-            for d, first, rest in _rest_of(row.start_line, lines, defs, leaves):
-                mine = _own_match(str(d[0] or ""), rest, terms)
-                if mine > 0:
-                    share = min(1.0, decay + (1.0 - decay) * mine / best)
-                    picked.append((d, first, r.code_score * config.code_rest * share))
-        for (qn, s_line, e_line, sig), shown, score in picked:
+        for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
             key = (row.path, int(s_line))
             if key in seen:
                 continue
             seen.add(key)
-            lo = max(shown, row.start_line) - row.start_line
+            lo = max(int(s_line), row.start_line) - row.start_line
+            score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
             text, at = snippet_at("\n".join(lines[lo:]), row.start_line + lo)
             hit = SearchHit(
                 path=row.path,

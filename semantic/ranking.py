@@ -112,10 +112,6 @@ class RankingConfig:
     """In the code view, the share of a chunk's file score added to its own."""
     code_split_decay: float = 0.5
     """In the code view, the floor of a definition's score taken out of a chunk of several."""
-    code_rest: float = 0.0
-    """In the code view, the lines of a chunk no listed definition covers (a class's attributes, a
-    module's statements) are a hit of their own, named by the definition around them, scored at
-    this share of a definition taken out of the chunk (0: never listed; issue 18)."""
     ranker: str | Ranker | None = None
     """A learned fusion in place of the hand-tuned file and code-view scores (issue 18): a shipped
     model's name (``semantic/models/<name>.json``), a model file's path, or a :class:`Ranker`;
@@ -182,7 +178,7 @@ class RankingConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"RankingConfig.{name} must be a positive integer, got {value!r}")
-        for name in ("rrf_k", "query_rrf_k", "prf_terms", "code_rest"):
+        for name in ("rrf_k", "query_rrf_k", "prf_terms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RankingConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         if self.match_postings is not None and self.match_postings < 1:

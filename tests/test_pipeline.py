@@ -124,59 +124,6 @@ def test_code_view_falls_back_to_the_definition_around_then_the_chunk() -> None:
     ]
 
 
-CLASS_CHUNK = _Row(
-    "shop/order.py",
-    "python",
-    1,
-    12,
-    "Order",
-    "class Order:",
-    "class Order:\n"
-    "    refund_window_days = 30\n"
-    "\n"
-    "    def total(self):\n"
-    "        return 1\n"
-    "\n"
-    "    def tax(self):\n"
-    "        return 2\n"
-    "\n"
-    "\n"
-    "RETRY_LIMIT = 3\n"
-    "# retries of the card network\n",
-)
-CLASS_DEFS: list[Definition] = [
-    ("Order", 1, 8, "class Order:"),
-    ("Order.total", 4, 5, "def total(self)"),
-    ("Order.tax", 7, 8, "def tax(self)"),
-]
-
-
-def test_code_view_lists_a_class_s_own_lines_and_a_module_s_statements() -> None:
-    """With ``code_rest``, the lines of a chunk no listed definition covers are a hit of their own:
-    a class's attribute as the class (its span, the snippet from the attribute, which the hit says),
-    a module's statement as a span named nothing; only when they match the query, never twice."""
-    r = Ranked(1, CLASS_CHUNK.path, 1.0, {"bm25": 1}, code_score=1.0)
-    on = dataclasses.replace(DEFAULT, code_rest=1.0)
-    hits = code_view(
-        [(r, CLASS_CHUNK, CLASS_DEFS), (r, CLASS_CHUNK, CLASS_DEFS)],
-        query_terms("refund window"),
-        10,
-        config=on,
-    )
-    assert [(h.symbol, h.start_line, h.end_line) for h in hits][0] == ("Order", 1, 8)
-    assert hits[0].snippet_line == 2 and hits[0].snippet.startswith("    refund_window_days = 30")
-    assert sorted(h.symbol or "" for h in hits) == ["Order", "Order.tax", "Order.total"]
-    module = code_view([(r, CLASS_CHUNK, CLASS_DEFS)], query_terms("retry limit"), 10, config=on)
-    assert [(h.symbol, h.start_line, h.end_line) for h in module][0] == (None, 11, 11)
-    assert "class" not in module[0].snippet.split("\n")[0]
-    # off (0), or lines that match nothing: the definitions alone, as before
-    for config, words in ((DEFAULT, "refund window"), (on, "shipping label")):
-        plain = code_view([(r, CLASS_CHUNK, CLASS_DEFS)], query_terms(words), 10, config=config)
-        assert sorted(h.symbol or "" for h in plain) == ["Order.tax", "Order.total"]
-    with pytest.raises(ValueError, match="code_rest"):
-        dataclasses.replace(DEFAULT, code_rest=-1.0)
-
-
 def test_snippet_drops_leading_blank_lines_and_keeps_eight() -> None:
     assert snippet("\n\n  \n" + "\n".join(f"line {i}" for i in range(20))) == "\n".join(
         f"line {i}" for i in range(8)
