@@ -589,6 +589,19 @@ def _env_number(name: str, default: float, *, low: float = 0.0) -> float:
     return value
 
 
+def _record_native_crashes(log_path: Path | None) -> None:
+    """A native crash (SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL) in any thread writes every
+    thread's Python stack to the daemon's log (``log_path``; stderr in the foreground): the only
+    trace such a crash leaves, as no traceback is printed. The descriptor stays open for the
+    process's life (faulthandler writes to it from the signal handler)."""
+    import faulthandler
+
+    if log_path is None:
+        faulthandler.enable(all_threads=True)
+        return
+    faulthandler.enable(file=open_private(log_path, os.O_WRONLY | os.O_APPEND), all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m navigator.frontends.daemon", description="Run nav's daemon for ROOT."
@@ -624,6 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_nav_dir(paths.nav_dir)
     if args.ready_fd is not None:
         os.close(open_private(paths.log, os.O_WRONLY | os.O_APPEND))  # 0600 before logging opens it
+    _record_native_crashes(paths.log if args.ready_fd is not None else None)
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
