@@ -75,3 +75,23 @@ def test_identity_knows_its_socket_once_bound(tmp_path: Path) -> None:
     finally:
         first.close()
     shutil.rmtree(root)
+
+
+def test_the_index_is_closed_only_once_no_thread_uses_it() -> None:
+    """A stopping daemon closes the index's connections only when no thread is inside (a
+    connection closed under a statement crashes the process), and lets no new user in."""
+    import threading
+
+    from navigator.frontends.daemon_activity import IndexUsers
+
+    users = IndexUsers()
+    assert users.enter() and users.enter()  # two requests reading the index
+    users.leave()
+    assert users.close_gate(0.05) is False  # one still inside: not closed under it
+    assert users.enter() is False  # a stopping daemon lets no new user in
+    done = threading.Event()
+    closer = threading.Thread(target=lambda: done.set() if users.close_gate(60.0) else None)
+    closer.start()
+    users.leave()  # the last one leaves: the close goes ahead at once
+    closer.join(timeout=60)
+    assert done.is_set()

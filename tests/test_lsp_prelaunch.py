@@ -178,8 +178,9 @@ def test_a_daemons_early_pool_warms_the_servers_it_launched_first(workspace: Pat
 
     with Navigator(workspace) as nav:
         nav.index()
-    pool = early_pool(workspace, workspace / ".nav" / "index.db")
-    assert pool is not None
+    early = early_pool(workspace, workspace / ".nav" / "index.db")
+    assert early is not None
+    pool = early.pool
     try:
         deadline = time.monotonic() + 120
         while not ((info := pool.session_info(workspace, "python")) and info["ready"]):

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from navigator.errors import NavError, shorten
-from navigator.frontends.daemon_activity import Activity
+from navigator.frontends.daemon_activity import Activity, IndexUsers
 from navigator.frontends.daemon_embed import (
     DEFAULT_MODEL_IDLE_S,
     EMBED_SLICE_S,
@@ -60,7 +60,7 @@ from navigator.frontends.daemon_embed import (
     embed_lock_path,
 )
 from navigator.frontends.daemon_identity import Identity
-from navigator.frontends.daemon_servers import ServerWarmup, early_pool, open_asked_files
+from navigator.frontends.daemon_servers import EarlyStart, ServerWarmup, early_pool, open_asked_files
 from navigator.frontends.daemon_socket import (
     MAX_CONNECTIONS as MAX_CONNECTIONS,  # bench/fault_scenarios reads it here
 )
@@ -106,6 +106,9 @@ METHODS: frozenset[str] = frozenset(SERVED)
 
 OTHER_ROOT = -32001
 """The request's ``nav_root`` is not this daemon's root (it moved, or was replaced): ask your own."""
+STOP_WAIT_S = 10.0
+"""How long a stopping daemon waits for the threads at work (the first index, a re-index, a
+request, the language servers' early launch) before it exits without them."""
 
 
 class Daemon:
@@ -124,6 +127,7 @@ class Daemon:
         model_idle_s: float = DEFAULT_MODEL_IDLE_S,
         embed_lock: Path | None = None,
         pool: ServerPool | None = None,
+        early: EarlyStart | None = None,
         server_idle_s: float | None = None,
         max_daemons: int = DEFAULT_MAX_DAEMONS,
         registry: Path | None = None,
@@ -138,9 +142,13 @@ class Daemon:
         self.nav = Navigator(self.root)
         # the daemon owns the pool (servers maybe already starting: early_pool), so it can say
         # what runs and release it
+        if pool is None and early is not None:
+            pool = early.pool
         if pool is None:
             pool = ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s)
         self._pool = pool
+        self._early = early
+        """The threads launching servers before the pool existed (:func:`early_pool`), if any."""
         self.nav._exact = ExactNavigator(self.root, NavigatorTable(self.nav), pool=pool)
         self._verbs = served(self.nav)
         """The one table from a request's method to the verb that answers it."""
@@ -151,6 +159,10 @@ class Daemon:
         self.activity = Activity()
         self._state = threading.Lock()
         self._stop = threading.Event()
+        self._users = IndexUsers()
+        """The threads using the index's connections: they are closed only once none is."""
+        self._threads: list[threading.Thread] = []
+        """The daemon's own threads (first index, idle clock, embedder), joined when it stops."""
         self._server: SocketServer | None = None
         self._watcher: Watcher | None = None
         self._debounce: threading.Timer | None = None
@@ -228,14 +240,18 @@ class Daemon:
                 self._start_watcher()
             self.nav.refresh = not self.watching  # the watcher keeps the index fresh; else stat per query
             self.nav.watched_changes = self._unindexed_changes
-            threading.Thread(target=self._initial_index, name="nav-initial-index", daemon=True).start()
-            threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True).start()
+            self._threads += [
+                threading.Thread(target=self._initial_index, name="nav-initial-index", daemon=True),
+                threading.Thread(target=self._idle_clock, name="nav-idle", daemon=True),
+            ]
             if self.embed_background:
                 self.nav.search_embed_budget_s = 0.0  # queries never wait for the model; this thread embeds
                 self._embedder = threading.Thread(
                     target=self.embedder.run, args=(self.embed_slice_s,), name="nav-embed", daemon=True
                 )
-                self._embedder.start()
+                self._threads.append(self._embedder)
+            for thread in self._threads:
+                thread.start()
             signal_ready(ready_fd, "ready")
             log.info("serving %s on %s (pid %d)", self.root, self.paths.socket, os.getpid())
             self._server.serve_forever(poll_interval=0.2)
@@ -261,14 +277,39 @@ class Daemon:
         if self._server is not None:
             threading.Thread(target=self._server.shutdown, daemon=True).start()
 
+    def stopping(self) -> bool:
+        """Whether the daemon is on its way out (then it answers nothing more)."""
+        return self._stop.is_set()
+
     def _shutdown_parts(self) -> None:
-        if self._embedder is not None:
-            self._embedder.join(timeout=10)  # let a running slice finish and save its vectors
+        """Stop every language server, then close the index's connections once no thread uses
+        them. A connection closed under a thread in the middle of a statement crashed the
+        daemon (SIGSEGV: CPython's sqlite3 reads the closed handle), so the threads at work are
+        waited for, within :data:`STOP_WAIT_S`; one still at work then (a long first index)
+        keeps its connections, which the process's exit closes (SQLite's journal keeps the
+        index whole), and the log says so."""
+        deadline = time.monotonic() + STOP_WAIT_S
         if self._watcher is not None:
             self._watcher.stop()
-        self.nav.close()
+        with self._state:
+            if self._debounce is not None:
+                self._debounce.cancel()  # a re-index not begun yet is not begun
         if self._pool is not None:
-            self._pool.close()
+            self._pool.close()  # every server stopped; a question waiting on one ends now
+        late = self._early.join(deadline - time.monotonic()) if self._early is not None else []
+        if late:  # a server it launches now is killed by the closed pool, once it gets there
+            log.warning("stopping while %s still launching a server", ", ".join(late))
+        quiet = self._users.close_gate(deadline - time.monotonic())
+        for thread in self._threads:  # the embedder: a running slice finishes and saves its vectors
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        busy = [t.name for t in self._threads if t.is_alive()] + ([] if quiet else ["a request or re-index"])
+        if busy:
+            log.warning(
+                "exiting while %s still at work: its connections to the index close with the process",
+                ", ".join(busy),
+            )
+            return
+        self.nav.close()
 
     def _initial_index(self) -> None:
         try:
@@ -277,10 +318,15 @@ class Daemon:
             log.warning("initial index failed: %s", exc)
         finally:
             self._initial_done.set()
-        if self.warm_servers:
-            self._warm_servers()
-        else:
-            self._note_languages()
+        if not self._users.enter():
+            return  # stopping: no server to warm
+        try:
+            if self.warm_servers:
+                self._warm_servers()
+            else:
+                self._note_languages()
+        finally:
+            self._users.leave()
 
     def _warm_servers(self) -> None:
         """Start the servers of the languages the root is mostly made of (see
@@ -363,6 +409,14 @@ class Daemon:
             log.warning("re-index after a change failed: %s", exc)
 
     def _sync(self) -> None:
+        if not self._users.enter():
+            return  # stopping: the index's connections are about to close
+        try:
+            self._sync_index()
+        finally:
+            self._users.leave()
+
+    def _sync_index(self) -> None:
         if self.check_root():
             return  # a root that is gone is not re-indexed (nor its folder made again)
         started = time.perf_counter()
@@ -452,8 +506,15 @@ class Daemon:
             self.budget.in_use()
         if work and self._registration is not None:
             self._registration.touch()  # the user's daemons are ranked by use (the budget)
+        using = method not in ("daemon.stop", "daemon.ping")
         try:
-            result = self._dispatch(method, params)
+            if using and not self._users.enter():
+                raise WireError(INTERNAL_ERROR, f"nav's daemon for {self.root} is stopping; ask again")
+            try:
+                result = self._dispatch(method, params)
+            finally:
+                if using:
+                    self._users.leave()
         except WireError as exc:
             return error_reply(req_id, exc.code, exc.message)
         except NavError as exc:
@@ -589,6 +650,19 @@ def _env_number(name: str, default: float, *, low: float = 0.0) -> float:
     return value
 
 
+def _record_native_crashes(log_path: Path | None) -> None:
+    """A native crash (SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL) in any thread writes every
+    thread's Python stack to the daemon's log (``log_path``; stderr in the foreground): the only
+    trace such a crash leaves, as no traceback is printed. The descriptor stays open for the
+    process's life (faulthandler writes to it from the signal handler)."""
+    import faulthandler
+
+    if log_path is None:
+        faulthandler.enable(all_threads=True)
+        return
+    faulthandler.enable(file=open_private(log_path, os.O_WRONLY | os.O_APPEND), all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m navigator.frontends.daemon", description="Run nav's daemon for ROOT."
@@ -624,6 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     ensure_nav_dir(paths.nav_dir)
     if args.ready_fd is not None:
         os.close(open_private(paths.log, os.O_WRONLY | os.O_APPEND))  # 0600 before logging opens it
+    _record_native_crashes(paths.log if args.ready_fd is not None else None)
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -644,7 +719,7 @@ def main(argv: list[str] | None = None) -> int:
         model_idle_s=model_idle_s,
         server_idle_s=server_idle_s,
         max_daemons=max_daemons,
-        pool=None
+        early=None
         if args.no_warm
         else early_pool(
             args.root.resolve(),

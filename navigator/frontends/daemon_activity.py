@@ -48,3 +48,35 @@ class Activity:
         """Whether work is in flight, and the seconds since work last started or ended, read together."""
         with self.lock:
             return self.active > 0, time.monotonic() - self.last_activity
+
+
+class IndexUsers:
+    """The threads using the index's connections now (the first index, a re-index, a request),
+    so that a stopping daemon closes them only once none is: CPython's sqlite3 reads a handle
+    closed by another thread mid-statement and the process dies by SIGSEGV. :meth:`close_gate`
+    lets no new user in and waits, bounded, for those inside."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._inside = 0
+        self._closed = False
+
+    def enter(self) -> bool:
+        """Count the calling thread in; False (not counted) once the gate is closed."""
+        with self._cond:
+            if self._closed:
+                return False
+            self._inside += 1
+            return True
+
+    def leave(self) -> None:
+        """The thread :meth:`enter` counted is done with the index."""
+        with self._cond:
+            self._inside -= 1
+            self._cond.notify_all()
+
+    def close_gate(self, timeout_s: float) -> bool:
+        """Let no new user in; True once none is inside, False when some still are after ``timeout_s``."""
+        with self._cond:
+            self._closed = True
+            return self._cond.wait_for(lambda: self._inside == 0, timeout=max(0.0, timeout_s))

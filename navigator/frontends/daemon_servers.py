@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,18 +144,35 @@ def languages_to_warm(sizes: Sizes) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class EarlyStart:
+    """The pool :func:`early_pool` made and the threads launching its first servers."""
+
+    pool: ServerPool
+    threads: tuple[threading.Thread, ...]
+
+    def join(self, timeout_s: float) -> list[str]:
+        """Wait (bounded) for the launching threads; the names of those still at it. Once the pool
+        is closed, a thread still launching kills its server when it hands it over."""
+        deadline = time.monotonic() + timeout_s
+        for thread in self.threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        return [t.name for t in self.threads if t.is_alive()]
+
+
 def early_pool(
     root: Path,
     index_db: Path,
     *,
     server_idle_s: float | None = None,
     expect: tuple[str, str] | None = None,
-) -> ServerPool | None:
+) -> EarlyStart | None:
     """Start the servers of the languages an existing index holds before the rest of nav is
     imported (the critical path of a cold first query: ~0.5-1 s of imports), multilspy
     included: the processes are launched first (:func:`lsp.launch.prelaunch`) and the pool,
-    imported after, adopts them. Returns the pool, or None when there is no index to read yet
-    (the daemon warms after its first run). ``expect``: the question (method, target) of the
+    imported after, adopts them. Returns the pool and the launching threads (a stopping daemon
+    waits for them: a server launched as the process exits would be left running), or None
+    when there is no index to read yet (the daemon warms after its first run). ``expect``: the question (method, target) of the
     command that starts this daemon: the files it starts at are opened at launch by the
     servers that load a project only then (a hint read from the index as it is: the answer
     is still the server's, once asked)."""
@@ -190,17 +209,19 @@ def early_pool(
             box[0].adopt(launched)
         box[0].warm(root, language, deadline_s=300.0)
 
-    for language in warm:
-        threading.Thread(
-            target=launch_then_warm, args=(language,), name=f"nav-early-{language}", daemon=True
-        ).start()
+    threads = tuple(
+        threading.Thread(target=launch_then_warm, args=(language,), name=f"nav-early-{language}", daemon=True)
+        for language in warm
+    )
+    for thread in threads:
+        thread.start()
     try:
         from navigator.public import ServerPool  # ~0.5-1 s of imports, while the servers load
 
         box.append(ServerPool() if server_idle_s is None else ServerPool(idle_timeout_s=server_idle_s))
     finally:
         made.set()
-    return box[0]
+    return EarlyStart(box[0], threads)
 
 
 def _expected_files(root: Path, index_db: Path, expect: tuple[str, str] | None) -> dict[str, list[str]]:

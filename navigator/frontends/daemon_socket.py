@@ -47,6 +47,10 @@ class Endpoint(Protocol):
 
     def stop(self) -> None: ...
 
+    def stopping(self) -> bool:
+        """Whether the endpoint is on its way out (then nothing more is answered)."""
+        ...
+
 
 class SocketServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
@@ -110,6 +114,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 if not self._send(error_reply(None, INVALID_REQUEST, message)) or not ended:
                     return
                 continue
+            if endpoint.stopping():
+                return  # on its way out: the client sees the connection close and asks a new daemon
             if endpoint.code_changed():
                 # no answer from stale code: the client sees the connection close, starts a
                 # daemon running the new code and asks again
