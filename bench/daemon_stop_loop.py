@@ -28,43 +28,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORKSPACES = ROOT / "tests" / "workspaces"
-
-# the daemon as the test starts it (tests/test_lsp_prelaunch.py: _LAUNCH_ORDER)
-LAUNCH = r"""
-import json, os, sys
-events = []
-
-def hook(event, args):
-    if event == "import" and str(args[0]).split(".")[0] == "multilspy":
-        events.append("import multilspy")
-    elif event == "subprocess.Popen":
-        events.append("spawn " + os.path.basename(str(args[1][0] if args[1] else args[0])))
-
-sys.addaudithook(hook)
-from navigator.frontends.daemon import main
-
-code = main(sys.argv[1:])
-print(json.dumps(events))
-sys.exit(code)
-"""
+sys.path.insert(0, str(ROOT / "tests"))
+from faultkit import DAEMON_LAUNCH, running_in  # noqa: E402  (the daemon as the prelaunch test starts it)
 
 TARGET = {"python": "create_sales_order", "go": "CreateSalesOrder"}
-
-
-def running_in(root: Path) -> list[str]:
-    """Processes (not zombies) whose working folder is ``root``: the language servers run there."""
-    out: list[str] = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.readlink(f"/proc/{pid}/cwd") != str(root):
-                continue
-            with open(f"/proc/{pid}/stat") as fh:
-                if fh.read().rsplit(")", 1)[-1].split()[0] == "Z":
-                    continue
-            out.append(pid)
-        except OSError:
-            continue
-    return out
 
 
 def one_run(base: Path, n: int, language: str, keep: Path) -> tuple[int, float, int, bool]:
@@ -79,7 +46,7 @@ def one_run(base: Path, n: int, language: str, keep: Path) -> tuple[int, float, 
     r, w = os.pipe()
     env = {k: v for k, v in os.environ.items() if k != "NAV_DAEMON_NO_WARM"}
     env.update({"PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"})
-    cmd = [sys.executable, "-c", LAUNCH, str(root), "--no-watch", "--ready-fd", str(w)]
+    cmd = [sys.executable, "-c", DAEMON_LAUNCH, str(root), "--no-watch", "--ready-fd", str(w)]
     cmd += ["--expect", "references", TARGET[language]]
     proc = subprocess.Popen(
         cmd, pass_fds=(w,), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -101,9 +68,9 @@ def one_run(base: Path, n: int, language: str, keep: Path) -> tuple[int, float, 
     took = time.monotonic() - t0
     code = proc.returncode if word == b"ready" else 1000  # 1000: never said ready
     left = running_in(root)
-    for pid in left:  # counted, then ended: the next run starts clean
+    for entry in left:  # counted, then ended: the next run starts clean
         with contextlib.suppress(OSError):
-            os.kill(int(pid), signal.SIGKILL)
+            os.kill(int(entry.split(":", 1)[0]), signal.SIGKILL)
     log = root / ".nav" / "daemon.log"
     logged = log.read_text(errors="replace") if log.exists() else ""
     traceback = "Traceback" in err + logged

@@ -161,3 +161,43 @@ def lock_is_free(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+DAEMON_LAUNCH = r"""
+import json, os, sys
+events = []
+
+def hook(event, args):
+    if event == "import" and str(args[0]).split(".")[0] == "multilspy":
+        events.append("import multilspy")
+    elif event == "subprocess.Popen":
+        events.append("spawn " + os.path.basename(str(args[1][0] if args[1] else args[0])))
+
+sys.addaudithook(hook)
+from navigator.frontends.daemon import main
+
+code = main(sys.argv[1:])
+print(json.dumps(events))
+sys.exit(code)
+"""
+"""``python -c DAEMON_LAUNCH ROOT ...``: the daemon's ``main`` under an audit hook that records, in
+order, when multilspy is imported and each process spawned (printed as JSON on exit)."""
+
+
+def running_in(root: Path) -> list[str]:
+    """Processes (not zombies) whose working folder is ``root`` (the language servers run there),
+    as ``"pid: command line"``."""
+    out: list[str] = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") != str(root):
+                continue
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[-1].split()[0] == "Z":
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            out.append(f"{pid}: {cmd}")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from faultkit import running_in
 
 from navigator.paths import daemon_paths
 
@@ -52,24 +53,6 @@ def test_a_native_crash_leaves_the_thread_stacks_in_the_daemons_log(tmp_path: Pa
     assert proc.returncode == -signal.SIGSEGV
     log = daemon_paths(root.resolve()).log.read_text(encoding="utf-8", errors="replace")
     assert "Current thread" in log or "Thread 0x" in log, log[-2000:]
-
-
-def _running_in(root: Path) -> list[str]:
-    """Processes (not zombies) whose working folder is ``root``: the language servers run there."""
-    out: list[str] = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.readlink(f"/proc/{pid}/cwd") != str(root):
-                continue
-            with open(f"/proc/{pid}/stat") as fh:
-                if fh.read().rsplit(")", 1)[-1].split()[0] == "Z":
-                    continue
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            out.append(f"{pid}: {cmd}")
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-    return out
 
 
 def _many_files(root: Path) -> Path:
@@ -118,14 +101,14 @@ def test_a_daemon_stopped_while_it_launches_its_server_early_exits_and_leaves_no
         nav.index()
     env = {k: v for k, v in os.environ.items() if k != "NAV_DAEMON_NO_WARM"}
     proc = _start(root, "--expect", "references", "create_sales_order", env=env)
-    launched = _running_in(root)
+    launched = running_in(root)
     proc.terminate()
     _, err = proc.communicate(timeout=120)
     log = daemon_paths(root).log.read_text(encoding="utf-8", errors="replace")
     assert proc.returncode == 0, (proc.returncode, err[-2000:], log[-3000:])
     assert "Traceback" not in err + log, err[-2000:] + log[-3000:]
     assert launched, "no server was running when the daemon was stopped"  # else this tests nothing
-    assert _running_in(root) == [], (launched, log[-3000:])
+    assert running_in(root) == [], (launched, log[-3000:])
 
 
 def test_requests_in_flight_when_a_daemon_stops_do_not_crash_it(tmp_path: Path) -> None:

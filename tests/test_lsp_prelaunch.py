@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from faultkit import DAEMON_LAUNCH
 
 from lsp.launch import prelaunch
 from lsp.pool import Position, ServerPool
@@ -194,25 +195,6 @@ def test_a_daemons_early_pool_warms_the_servers_it_launched_first(workspace: Pat
     assert _gone(pid)
 
 
-_LAUNCH_ORDER = r"""
-import json, os, sys
-events = []
-
-def hook(event, args):
-    if event == "import" and str(args[0]).split(".")[0] == "multilspy":
-        events.append("import multilspy")
-    elif event == "subprocess.Popen":
-        events.append("spawn " + os.path.basename(str(args[1][0] if args[1] else args[0])))
-
-sys.addaudithook(hook)
-from navigator.frontends.daemon import main
-
-code = main(sys.argv[1:])
-print(json.dumps(events))
-sys.exit(code)
-"""
-
-
 @pytest.mark.parametrize("language", ["python", "go"])
 def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path, language: str) -> None:
     """The daemon's start, as ``nav`` runs it, spawns the server of an indexed root before anything
@@ -232,7 +214,7 @@ def test_a_daemon_launches_its_server_before_it_imports_multilspy(tmp_path: Path
     env = {k: v for k, v in os.environ.items() if k != "NAV_DAEMON_NO_WARM"}
     env.update({"PYTHONPATH": str(ROOT), "NAV_DAEMON_NO_EMBED": "1"})
     proc = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCH_ORDER, str(root), "--no-watch", "--ready-fd", str(w),
+        [sys.executable, "-c", DAEMON_LAUNCH, str(root), "--no-watch", "--ready-fd", str(w),
          "--expect", "references", "CreateSalesOrder" if language == "go" else "create_sales_order"],
         pass_fds=(w,), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
