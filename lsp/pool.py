@@ -27,6 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import CancelledError as FutureCancelled
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -306,7 +307,8 @@ class ServerPool:
             session.note_changed(None)
 
     def warm(self, root: Path, language: str, *, deadline_s: float) -> bool:
-        """Start the server for ``language`` and wait until it is ready; True if it is."""
+        """Start the server for ``language`` and wait until it is ready; True if it is (False
+        too when the pool is closed meanwhile: a warm-up is never an error)."""
         deadline = time.monotonic() + deadline_s
 
         async def go() -> bool:
@@ -323,7 +325,7 @@ class ServerPool:
 
         try:
             return bool(self._call(go(), deadline_s + 15.0))
-        except FutureTimeout:
+        except (FutureTimeout, FutureCancelled):  # FutureCancelled: close() cancelled it
             return False
 
     def open_early(self, root: Path, language: str, path: str) -> None:

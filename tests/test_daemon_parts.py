@@ -8,8 +8,6 @@ import shutil
 import socket
 from pathlib import Path
 
-import pytest
-
 from navigator.frontends.daemon_activity import Activity
 from navigator.frontends.daemon_identity import Identity
 
@@ -97,29 +95,3 @@ def test_the_index_is_closed_only_once_no_thread_uses_it() -> None:
     users.leave()  # the last one leaves: the close goes ahead at once
     closer.join(timeout=60)
     assert done.is_set()
-
-
-def test_a_warm_up_the_stop_cancelled_is_no_server_failure(caplog: pytest.LogCaptureFixture) -> None:
-    """A stopping daemon cancels its servers' warm-up: that is said at INFO, not logged as a
-    failure with a traceback (seen in the stop loop); the same exception while running is one."""
-    import logging
-    import threading
-    from concurrent.futures import CancelledError
-    from typing import Any, cast
-
-    from navigator.frontends.daemon_servers import ServerWarmup
-
-    class Pool:
-        def warm(self, root: Path, language: str, *, deadline_s: float) -> bool:
-            raise CancelledError()
-
-    stopping = threading.Event()
-    warmup = ServerWarmup(Path("/nonexistent"), cast(Any, Pool()), stopping=stopping)
-    with caplog.at_level(logging.INFO, logger="nav"):
-        stopping.set()
-        warmup._warm_one("python")
-        assert warmup.servers["python"] == "not available"
-        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
-        stopping.clear()
-        warmup._warm_one("go")
-        assert [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -100,3 +100,42 @@ def test_an_answer_that_waited_for_loading_says_so(tmp_path: Path, monkeypatch: 
         answer = pool.query(tmp_path, "python", "references", [Position(str(tmp_path / "a.py"), 0, 0)], deadline_s=20.0)
     assert answer.complete and answer.answered, answer.reason
     assert any(n.startswith("waited ") and n.endswith("s for slowpoke to load the workspace") for n in answer.notes), answer.notes
+
+
+class MuteServer(ScriptServer):
+    """A server that never answers ``initialize``: its session stays starting."""
+
+    name = "mute"
+
+    def launch(self, root: Path, binary: str) -> registry.Launch:
+        return registry.Launch(cmd=(binary, "-c", "import time; time.sleep(600)"), cwd=str(root))
+
+
+def test_a_warm_up_the_pool_s_close_cuts_short_answers_false(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon that stops closes its pool while a server is still starting: the warm-up waiting
+    for it answers False (the close's cancellation reached the warming thread as a CancelledError,
+    a traceback in the daemon's log) and nothing is left running."""
+    import threading
+
+    from faultkit import running_in, wait_until
+
+    monkeypatch.setitem(registry.SERVERS, "python", (MuteServer,))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    pool = ServerPool()
+    got: list[object] = []
+
+    def warm() -> None:
+        try:
+            got.append(pool.warm(tmp_path, "python", deadline_s=120.0))
+        except BaseException as exc:  # noqa: BLE001 - what the test is about
+            got.append(exc)
+
+    thread = threading.Thread(target=warm)
+    thread.start()
+    try:
+        wait_until(lambda: running_in(tmp_path.resolve()), 60, "the server to be launched")
+    finally:
+        pool.close()
+    thread.join(timeout=60)
+    assert not thread.is_alive() and got == [False], got
+    wait_until(lambda: not running_in(tmp_path.resolve()), 30, "the server to be gone")

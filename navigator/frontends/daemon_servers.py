@@ -83,10 +83,6 @@ class ServerWarmup:
         try:
             ready = self.pool.warm(self.root, language, deadline_s=300.0)
         except Exception:  # warming is an optimisation: a failure is logged, queries still work
-            if self._stopping.is_set():  # the stop cancelled it: no failure of the server
-                log.info("warming the %s server ended: the daemon is stopping", language)
-                self.servers[language] = "not available"
-                return
             log.error("warming the %s server failed: %s", language, traceback.format_exc())
             self.servers[language] = "not available"
             return
