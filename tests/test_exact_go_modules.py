@@ -4,6 +4,7 @@ Real gopls on copies of the committed Go workspace."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,43 @@ def test_references_inside_a_module_whose_requirements_are_missing(tmp_path: Pat
         exact.close()
         nav.close()
     assert available_definition("go") is not None
+
+
+@pytest.mark.skipif(available_definition("go") is None, reason="gopls is not installed")
+def test_the_go_release_gopls_was_built_with_is_remembered_per_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon asks before it launches gopls; ``go version`` on a cold disk made the launch late.
+    The answer is remembered in the user's cache, keyed by the binary (a reinstall asks again);
+    a broken or unwritable cache only costs the question."""
+    import lsp.servers.go as go
+
+    found = available_definition("go")
+    assert found is not None
+    real = go._go_version_of(found[1])
+    assert real and real.startswith("go1.")
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[str] = []
+    monkeypatch.setattr(go, "_go_version_of", lambda b: asked.append(b) or real)
+    binary = tmp_path / "bin" / "gopls"
+    binary.parent.mkdir()
+    shutil.copy2(found[1], binary)
+    assert go._go_built_with(str(binary)) == real and len(asked) == 1
+    assert go._go_built_with(str(binary)) == real and len(asked) == 1  # remembered
+    link = tmp_path / "bin" / "gopls-link"
+    link.symlink_to(binary)
+    assert go._go_built_with(str(link)) == real and len(asked) == 1  # the same binary
+    with binary.open("ab") as f:  # reinstalled: another binary
+        f.write(b"\0")
+    assert go._go_built_with(str(binary)) == real and len(asked) == 2
+    cache = tmp_path / "cache" / "go-built-with.json"
+    cache.write_text("{not json")  # a torn or hostile cache file
+    assert go._go_built_with(str(binary)) == real and len(asked) == 3
+    assert go._go_built_with(str(binary)) == real and len(asked) == 3  # rewritten whole
+    cache.write_text(json.dumps({go._binary_key(str(binary)): "rm -rf /"}))  # not a Go release
+    assert go._go_built_with(str(binary)) == real and len(asked) == 4
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path / "a-file" / "nav"))
+    (tmp_path / "a-file").write_text("")  # nothing can be made there
+    assert go._go_built_with(str(binary)) == real and len(asked) == 5
+    assert not list((tmp_path / "cache").glob("*.tmp"))
+    assert Gopls().version(str(binary)) and real in (Gopls().version(str(binary)) or "")

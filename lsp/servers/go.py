@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import json
 import os
 import re
 import shutil
@@ -63,8 +64,62 @@ def missing_requirements(root: Path) -> list[str]:
     return missing
 
 
-@functools.lru_cache(maxsize=8)
+_GO_RELEASE = re.compile(r"go\d+\.\d+(?:\.\d+)?")
+
+
+def _built_with_cache() -> Path:
+    """Where the Go release each gopls binary was built with is remembered, per user:
+    ``$NAV_CACHE_DIR``, else ``$XDG_CACHE_HOME/nav``, else ``~/.cache/nav``."""
+    env = os.environ.get("NAV_CACHE_DIR")
+    if env:
+        return Path(env).expanduser() / "go-built-with.json"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "nav" / "go-built-with.json"
+
+
+def _binary_key(binary: str) -> str | None:
+    """The binary's real path, inode, size and modification time: a reinstall changes it."""
+    try:
+        real = os.path.realpath(binary)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return f"{real}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _go_built_with(binary: str) -> str | None:
+    """The Go release a Go binary was built with (``go version BINARY``), remembered in the
+    user's cache per binary (:func:`_binary_key`): a daemon's start asks before it launches
+    gopls, and ``go version`` reads both binaries — seconds on a cold disk, the launch late."""
+    key = _binary_key(binary)
+    cache = _built_with_cache()
+    known: dict[str, Any] = {}
+    try:
+        loaded = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            known = loaded
+    except (OSError, ValueError):
+        pass
+    hit = known.get(key) if key else None
+    if isinstance(hit, str) and _GO_RELEASE.fullmatch(hit):
+        return hit
+    built = _go_version_of(binary)
+    if built and key:
+        fresh = {k: v for k, v in known.items() if isinstance(v, str) and _GO_RELEASE.fullmatch(v)}
+        fresh = dict(list(fresh.items())[-15:])  # a few binaries at most: old installs drop out
+        fresh[key] = built
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(fresh), encoding="utf-8")
+            os.replace(tmp, cache)  # whole or not at all: another process may read it now
+        except OSError:  # a read-only or full cache: asked again next time, nothing else lost
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    return built
+
+
+def _go_version_of(binary: str) -> str | None:
     """``go version BINARY``: the Go release a Go binary was built with."""
     go = shutil.which("go") or find_binary(("go",))
     if not go:
@@ -74,7 +129,7 @@ def _go_built_with(binary: str) -> str | None:
                              stdin=subprocess.DEVNULL, env={**os.environ, "GOTOOLCHAIN": "local"})  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
-    m = re.search(r"go\d+\.\d+(?:\.\d+)?", out.stdout)
+    m = _GO_RELEASE.search(out.stdout)
     return m.group(0) if m else None
 
 
