@@ -341,7 +341,7 @@ class StaticEmbedder:
             raise EmbedError(f"no model2vec model at {self._path}")
         self._model: Any = None
         self._lock = threading.Lock()
-        self._model_id = f"m2v:{self._path.name}:{dir_fingerprint(self._path)}"
+        self._model_id = f"m2v:{self._path.name}:{dir_fingerprint(self._path, weights=True)}"
 
     @property
     def model_id(self) -> str:
@@ -414,20 +414,34 @@ def st_model_id(path: Path, configured: bool, max_seq_length: int) -> str:
     ``configured``), a fingerprint of its files and the tokens it reads; a runtime other than
     torch appends its own suffix, so the cache never mixes their vectors."""
     name = path.name if configured else "all-MiniLM-L6-v2"
-    return f"st:{name}:{dir_fingerprint(path)}:{max_seq_length}"
+    return f"st:{name}:{dir_fingerprint(path, weights=configured)}:{max_seq_length}"
 
 
-def dir_fingerprint(path: Path) -> str:
-    """A short, stable id for a model directory: the hash of its config files and weight sizes."""
+def dir_fingerprint(path: Path, *, weights: bool = False) -> str:
+    """A short, stable id for a model directory: the hash of its config files and weight sizes;
+    with ``weights``, of the weights' bytes too (a sample of each file: 16 slices of 4 KiB spread
+    over it). A model fine-tuned in place keeps every size, so a configured model's id reads its
+    weights; the default model (a pinned package) keeps the id its cached vectors were stored
+    under."""
     h = hashlib.sha1()
     for name in sorted(p.name for p in path.iterdir() if p.is_file()):
         f = path / name
-        if f.suffix in {".json", ".txt"} and f.stat().st_size < 2_000_000:
+        size = f.stat().st_size
+        if f.suffix in {".json", ".txt"} and size < 2_000_000:
             h.update(name.encode())
             h.update(f.read_bytes())
-        else:
-            h.update(f"{name}:{f.stat().st_size}".encode())
+            continue
+        h.update(f"{name}:{size}".encode())
+        if weights:
+            with f.open("rb") as fh:
+                for n in range(_WEIGHT_SLICES):
+                    fh.seek(max(0, size - _SLICE_BYTES) * n // (_WEIGHT_SLICES - 1))
+                    h.update(fh.read(_SLICE_BYTES))
     return h.hexdigest()[:10]
+
+
+_WEIGHT_SLICES = 16
+_SLICE_BYTES = 4096
 
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+")
