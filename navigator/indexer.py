@@ -378,6 +378,8 @@ def index_root(
     else:
         tx.__exit__(None, None, None)
 
+    # merged once a quarter of the files changed since the last merge: bounded work a run
+    store.text_index_upkeep(len(jobs) + len(removed))
     store.set_meta("parser_fingerprint", fingerprint)
     store.set_meta("last_run_state", "complete")
     store.set_meta("last_run_finished_at", str(time.time()))
