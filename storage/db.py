@@ -633,11 +633,12 @@ class Store(IndexReads):
         disk) is logged and leaves the index as it was."""
         try:
             pending = int(self.get_meta("fts_files_changed") or 0) + max(0, files_changed)
-            files = int(self.conn.execute("SELECT count(*) FROM files").fetchone()[0])
             if files_changed > 0:  # first: a merge cut short (time, a full disk) stays due
                 with self.transaction():
                     self.set_meta("fts_files_changed", str(pending))
-            if pending < max(UPKEEP_MIN_FILES, files // 4):
+            if pending < UPKEEP_MIN_FILES:  # most runs: a save or two since the last merge
+                return False
+            if pending < int(self.conn.execute("SELECT count(*) FROM files").fetchone()[0]) // 4:
                 return False
             deadline = time.monotonic() + budget_s
             for table in _FTS_TABLES:
