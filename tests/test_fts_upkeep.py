@@ -130,3 +130,56 @@ def test_an_unchanged_run_writes_nothing(tmp_path: Path) -> None:
         store.close()
     with sqlite3.connect(tmp_path / "index.db") as conn:  # what another process reads
         assert conn.execute("SELECT value FROM meta WHERE key='fts_files_changed'").fetchone() == ("5",)
+
+
+def test_a_merge_killed_part_way_leaves_a_sound_index_that_answers_the_same(
+    churned: tuple[Path, Store], tmp_path: Path
+) -> None:
+    """SIGKILL part way through the merge (1-page steps, killed after its third): the
+    index is sound, answers as before, and the next run finishes the merge."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    _, store = churned
+    before = _answers(store)
+    segments = _segments(store)
+    db = str(store.path)
+    child = (
+        "import sys, time\n"
+        "import storage.db as db\n"
+        "db.MERGE_PAGES = 1\n"
+        "seen = db.Store._segments\n"
+        "def said(self, table):\n"
+        "    print('step', flush=True); time.sleep(0.05); return seen(self, table)\n"
+        "db.Store._segments = said\n"
+        "s = db.Store(sys.argv[1])\n"
+        "s.text_index_upkeep(10_000, budget_s=600)\n"
+        "print('done', flush=True)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(
+        [sys.executable, "-c", child, db], cwd=root, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert all(line.strip() == "step" for line in lines), lines
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    store.close()
+    again = Store(Path(db))
+    try:
+        assert again.integrity_problem() is None
+        assert _answers(again) == before
+        assert again.text_index_upkeep(0) is True  # still due: the killed run never reset it
+        assert _segments(again) == 2 <= segments
+        assert _answers(again) == before
+    finally:
+        again.close()
