@@ -34,7 +34,6 @@ from semantic.embed import (
     st_model_id,
     thread_limit,
 )
-from storage.user_cache import user_cache_dir
 
 log = logging.getLogger("nav.embed")
 
@@ -63,8 +62,12 @@ _PROBE_TEXTS = (
 
 def embed_cache_dir() -> Path:
     """nav's per-user cache of files made from installed packages (the default model's ONNX
-    export): :func:`storage.user_cache.user_cache_dir`."""
-    return user_cache_dir()
+    export): ``$NAV_CACHE_DIR``, else ``$XDG_CACHE_HOME/nav``, else ``~/.cache/nav``."""
+    env = os.environ.get("NAV_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "nav"
 
 
 def _version(package: str) -> str:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from lsp.servers.base import ServerDefinition, find_binary, progress_end
-from storage.user_cache import user_cache_dir
 
 # -- Go ----------------------------------------------------------------------------------
 
@@ -68,6 +67,18 @@ def missing_requirements(root: Path) -> list[str]:
 _GO_RELEASE = re.compile(r"go\d+\.\d+(?:\.\d+)?")
 
 
+def _built_with_cache() -> Path:
+    """Where the Go release each gopls binary was built with is remembered, per user:
+    ``$NAV_CACHE_DIR``, else ``$XDG_CACHE_HOME/nav``, else ``~/.cache/nav`` — the rule of
+    :func:`semantic.onnx_int8.embed_cache_dir`, repeated: ``lsp`` imports nothing of nav's
+    (``tests/test_layout.py``)."""
+    env = os.environ.get("NAV_CACHE_DIR")
+    if env:
+        return Path(env).expanduser() / "go-built-with.json"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "nav" / "go-built-with.json"
+
+
 def _binary_key(binary: str) -> str | None:
     """The binary's real path, inode, size and modification time: a reinstall changes it."""
     try:
@@ -83,7 +94,7 @@ def _go_built_with(binary: str) -> str | None:
     user's cache per binary (:func:`_binary_key`): a daemon's start asks before it launches
     gopls, and ``go version`` reads both binaries — seconds on a cold disk, the launch late."""
     key = _binary_key(binary)
-    cache = user_cache_dir() / "go-built-with.json"
+    cache = _built_with_cache()
     known: dict[str, Any] = {}
     try:
         loaded = json.loads(cache.read_text(encoding="utf-8"))
