@@ -15,7 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from storage.errors import UsageError
+from storage.errors import UsageError, shorten
+
+_SHOWN = 60
+"""How much of one name or path a route's ``why`` quotes (a fuzzed 600-character name made a
+note line of 1,043 characters)."""
+_NAMES_SHOWN = 5
+"""How many of the names prose mentions a route's ``why`` lists."""
 
 RouteKind = Literal["exact", "position", "semantic", "both"]
 Intent = Literal["references", "callers", "callees", "implementations", "definition"]
@@ -100,17 +106,19 @@ def classify(query: str) -> Route:
             path=pos["path"],
             line=int(pos["line"]),
             col=int(pos["col"]) if pos["col"] else None,
-            why=f"a position in {pos['path']}",
+            why=f"a position in {shorten(pos['path'], _SHOWN)}",
         )
     bare = text.strip("`")
     if " " not in text and _QUALIFIED.match(bare):
         if looks_like_identifier(bare) or bare[0].isupper() or text.startswith("`"):
-            return Route(kind="exact", text=text, identifiers=(bare,), why=f"identifier `{bare}`")
+            return Route(
+                kind="exact", text=text, identifiers=(bare,), why=f"identifier `{shorten(bare, _SHOWN)}`"
+            )
         return Route(
             kind="both",
             text=text,
             identifiers=(bare,),
-            why=f"`{bare}` may be a name or a word: names and meaning, fused",
+            why=f"`{shorten(bare, _SHOWN)}` may be a name or a word: names and meaning, fused",
         )
     found: list[str] = []
     for m in _BACKTICK.finditer(text):
@@ -123,7 +131,9 @@ def classify(query: str) -> Route:
         if looks_like_identifier(word) and _QUALIFIED.match(word) and word not in found:
             found.append(word)
     if found:
-        names = ", ".join(f"`{n}`" for n in found)
+        names = ", ".join(f"`{shorten(n, _SHOWN)}`" for n in found[:_NAMES_SHOWN])
+        if len(found) > _NAMES_SHOWN:
+            names += f" and {len(found) - _NAMES_SHOWN} more"
         asked: Intent | None = next((i for pattern, i in _INTENTS if pattern.search(text)), None)
         intent: Intent = asked or "references"
         why = f"prose naming {names}: fused" + ("" if asked is None else f", asking for {intent}")

@@ -89,3 +89,18 @@ def test_route_says_why() -> None:
 def test_intent_from_phrasing(query: str, intent: str) -> None:
     route = classify(query)
     assert route.kind == "both" and route.intent == intent
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "0A" * 300,  # found by tests/test_faults_input.py's fuzzing: a 1,043-character note line
+        "where does `" + "0A" * 300 + "` go",
+        "x/" + "y" * 500 + ".py:3",
+        "retry " + " ".join(f"fooBar{i}" for i in range(40)),
+    ],
+)
+def test_a_routes_why_quotes_names_and_paths_shortened(query: str) -> None:
+    why = classify(query).why
+    assert len(why) < 200, why
+    assert "\n" not in why
