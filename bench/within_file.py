@@ -280,9 +280,10 @@ def dump(args: argparse.Namespace) -> None:
 
 
 def dump_mined(args: argparse.Namespace) -> None:
-    """The same rows for mined (fix-commit message -> changed definitions) pairs of the Python
-    repositories (``mining/mine_pairs.py``; none is in SWE-bench, SWE-bench-Live or semble's
-    set): one working tree per repository moved to each pair's parent, the index updated."""
+    """The same rows for mined (fix-commit message -> changed definitions) pairs
+    (``mining/mine_pairs.py``; no repository of SWE-bench, SWE-bench-Live or semble's set): one
+    working tree per repository moved to each pair's parent, the index updated. Python pairs
+    only unless ``--all-languages``; ``--only`` a comma-separated subset of repositories."""
     from loc_bench import checkout
     from mining.hard_negatives import CORPUS, tree_for
 
@@ -290,8 +291,11 @@ def dump_mined(args: argparse.Namespace) -> None:
 
     pairs = [json.loads(line) for line in Path(args.pairs).read_text().splitlines() if line.strip()]
     by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    only = {r for r in args.only.split(",") if r}
     for p in pairs:
-        if any(f.endswith(".py") for f in p["positive_files"]):
+        if only and p["repo"] not in only:
+            continue
+        if args.all_languages or any(f.endswith(".py") for f in p["positive_files"]):
             by_repo[str(p["repo"])].append(p)
     OUT.mkdir(parents=True, exist_ok=True)
     out = Path(args.out)
@@ -425,6 +429,8 @@ def main() -> None:
     m.add_argument("--seed", type=int, default=18)
     m.add_argument("--files", type=int, default=5)
     m.add_argument("--out", default=str(OUT / "mined.jsonl.gz"))
+    m.add_argument("--all-languages", action="store_true", help="every language's pairs, not only Python's")
+    m.add_argument("--only", default="", help="comma-separated owner/name subset")
     t = sub.add_parser("train")
     t.add_argument("--out", default=str(HERE / "results" / "issue18-within-file.json"))
     t.add_argument("--mined-file", default=str(OUT / "mined.jsonl.gz"))
