@@ -91,11 +91,46 @@ FEATURES = (
     "idents_in_body_share",
     "literal_quoted",
     "raises_named",
+    "callee_of_named",
+    "callee_of_frame",
+    "fan_in_log",
 )
 
 
 def _words(line: str) -> list[str]:
     return [w for t in _WORD.findall(line) for w in split_identifier(t)]
+
+
+def _callees(store: Store, named: list[tuple[str | None, str]]) -> set[str]:
+    """The names referenced inside the definitions the query names (reference-graph distance 1):
+    ``named`` is (path suffix or None, definition name) — traceback frames carry a path."""
+    out: set[str] = set()
+    for path, name in named:
+        spans = store.conn.execute(
+            "SELECT f.id, f.path, s.start_line, s.end_line FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE s.name = ? AND s.kind IN ('function', 'method', 'class') LIMIT 20",
+            (name,),
+        ).fetchall()
+        for file_id, fpath, start, end in spans:
+            if path is not None and not (str(fpath).endswith(path) or path.endswith(str(fpath))):
+                continue
+            out.update(
+                str(r[0])
+                for r in store.conn.execute(
+                    "SELECT DISTINCT name FROM refs WHERE file_id = ? AND line BETWEEN ? AND ?",
+                    (file_id, start, end),
+                )
+            )
+        out.discard(name)
+    return out
+
+
+def _fan_in(store: Store, name: str, cache: dict[str, int]) -> int:
+    if name not in cache:
+        cache[name] = int(
+            store.conn.execute("SELECT count(*) FROM refs WHERE name = ?", (name,)).fetchone()[0]
+        )
+    return cache[name]
 
 
 def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str, Any]:
@@ -128,6 +163,10 @@ def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str,
     ident_full = set(terms.identifiers)
     lowered_query = query.lower()
     frames = [(f.path.replace("\\", "/"), f.function.rsplit(".", 1)[-1]) for f in terms.frames]
+
+    callees_named = _callees(store, [(None, i) for i in dict.fromkeys(idents)][:30])
+    callees_frame = _callees(store, [(fp, fn) for fp, fn in frames][:30])
+    fan_in: dict[str, int] = {}
 
     pool: list[str] = list(nav)
     for path in files[:n_files]:
@@ -240,6 +279,9 @@ def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str,
                     )
                 ),
                 "raises_named": float(bool(raised & query_tokens - {"Exception", "Error"})),
+                "callee_of_named": float(qn != "<module>" and last in callees_named),
+                "callee_of_frame": float(qn != "<module>" and last in callees_frame),
+                "fan_in_log": math.log1p(_fan_in(store, last, fan_in)) if qn != "<module>" else 0.0,
             }
         order = sorted(feats, key=lambda n: -feats[n]["own_bm25"])
         for r, name in enumerate(order):
@@ -259,11 +301,11 @@ def dump(args: argparse.Namespace) -> None:
     root = SETS[args.set]
     insts = [
         i
-        for i in split_ids(args.set, "dev", list(jsonl(root / "instances.jsonl")))
+        for i in split_ids(args.set, args.split, list(jsonl(root / "instances.jsonl")))
         if (root / "idx" / "inst" / f"{i['id']}.base.json").exists()
     ]
     OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"{args.set}-dev.jsonl.gz"
+    out = OUT / f"{args.set}-{args.split}.jsonl.gz"
     with gzip.open(out, "wt") as fh:
         for n, inst in enumerate(insts):
             store = Store(root / "idx" / "inst" / f"{inst['id']}.db")
@@ -367,6 +409,50 @@ def _read(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
+def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for part in ("loc_full", "loc"):
+        rows = [p for p in per if p["set"] == part]
+        for k in (5, 10):
+            diffs = [p[f"learned fn@{k}"] - p[f"nav fn@{k}"] for p in rows]
+            lo, hi = bootstrap_ci(diffs)
+            summary[f"{part} fn@{k}"] = {
+                "nav": round(sum(p[f"nav fn@{k}"] for p in rows) / len(rows), 3),
+                "learned": round(sum(p[f"learned fn@{k}"] for p in rows) / len(rows), 3),
+                "diff": round(sum(diffs) / len(diffs), 3),
+                "ci": [round(lo, 3), round(hi, 3)],
+                "n": len(rows),
+            }
+    return summary
+
+
+def _scored(model: Any, inst: dict[str, Any]) -> dict[str, Any]:
+    learned = _ranked(model, inst)
+    return {
+        "id": inst["id"],
+        "set": inst["set"],
+        **{f"nav fn@{k}": recall_at_k(inst["nav"], inst["gold"], k) for k in (5, 10)},
+        **{f"learned fn@{k}": recall_at_k(learned, inst["gold"], k) for k in (5, 10)},
+    }
+
+
+def check(args: argparse.Namespace) -> None:
+    """The check parts, once: one model with the setting chosen on development (trained on the
+    mined pairs, plus every development instance with ``--mined add``), scored on instances no
+    choice looked at."""
+    mined = _read(Path(args.mined_file))
+    train_on = mined + ([d for p in ("loc_full", "loc") for d in _read(OUT / f"{p}-dev.jsonl.gz")]
+                        if args.mined == "add" else [])  # fmt: skip
+    params = {"trees": args.trees, "leaves": args.leaves, "lr": 0.05}
+    model = _fit(train_on, params)
+    data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-check.jsonl.gz")]
+    per = [_scored(model, inst) for inst in data]
+    results = {"part": "check", "training": args.mined, "mined": len(mined), "trained_on": len(train_on),
+               "params": params, "features": FEATURES, **_summary(per), "per_instance": per}  # fmt: skip
+    print(json.dumps({k: v for k, v in results.items() if k not in ("per_instance", "features")}), flush=True)
+    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+
+
 def train(args: argparse.Namespace) -> None:
     data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-dev.jsonl.gz")]
     mined: list[dict[str, Any]] = []
@@ -386,29 +472,8 @@ def train(args: argparse.Namespace) -> None:
         only = _fit(mined, params) if args.mined == "only" else None
         for repo in repos:
             model = only if only is not None else _fit([d for d in data if d["repo"] != repo] + mined, params)
-            for inst in (d for d in data if d["repo"] == repo):
-                learned = _ranked(model, inst)
-                per.append(
-                    {
-                        "id": inst["id"],
-                        "set": inst["set"],
-                        **{f"nav fn@{k}": recall_at_k(inst["nav"], inst["gold"], k) for k in (5, 10)},
-                        **{f"learned fn@{k}": recall_at_k(learned, inst["gold"], k) for k in (5, 10)},
-                    }
-                )
-        summary: dict[str, Any] = {"params": params}
-        for part in ("loc_full", "loc"):
-            rows = [p for p in per if p["set"] == part]
-            for k in (5, 10):
-                diffs = [p[f"learned fn@{k}"] - p[f"nav fn@{k}"] for p in rows]
-                lo, hi = bootstrap_ci(diffs)
-                summary[f"{part} fn@{k}"] = {
-                    "nav": round(sum(p[f"nav fn@{k}"] for p in rows) / len(rows), 3),
-                    "learned": round(sum(p[f"learned fn@{k}"] for p in rows) / len(rows), 3),
-                    "diff": round(sum(diffs) / len(diffs), 3),
-                    "ci": [round(lo, 3), round(hi, 3)],
-                    "n": len(rows),
-                }
+            per.extend(_scored(model, inst) for inst in data if inst["repo"] == repo)
+        summary: dict[str, Any] = {"params": params, **_summary(per)}
         results["settings"].append(summary)
         print(json.dumps(summary), flush=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
@@ -419,6 +484,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("dump")
     d.add_argument("--set", choices=tuple(SETS), required=True)
+    d.add_argument("--split", choices=("dev", "check"), default="dev")
     d.add_argument(
         "--files", type=int, default=5, help="the files view's first N files give all their definitions"
     )
@@ -440,8 +506,14 @@ def main() -> None:
         default="none",
         help="mined pairs: not used, added to every fold's training data, or the only training data",
     )
+    c = sub.add_parser("check", help="score the check parts once, with a setting chosen on development")
+    c.add_argument("--mined-file", required=True)
+    c.add_argument("--mined", choices=("only", "add"), default="only")
+    c.add_argument("--trees", type=int, required=True)
+    c.add_argument("--leaves", type=int, required=True)
+    c.add_argument("--out", required=True)
     args = ap.parse_args()
-    {"dump": dump, "dump-mined": dump_mined, "train": train}[args.cmd](args)
+    {"dump": dump, "dump-mined": dump_mined, "train": train, "check": check}[args.cmd](args)
 
 
 if __name__ == "__main__":

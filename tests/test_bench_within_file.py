@@ -75,6 +75,17 @@ def test_rows_carry_every_signal_and_the_gold_label(
     assert feat["app/billing.py::format_receipt"]["literal_quoted"] == 0.0
     assert feat[gold]["frame_pos"] < 100 and feat["app/billing.py::format_receipt"]["frame_pos"] == 100
     assert feat["app/billing.py::save_invoice"]["named"] == 1.0
+    # the reference graph: save_invoice (named) calls validate_total; main (a frame) calls save_invoice
+    assert (
+        feat[gold]["callee_of_named"] == 1.0
+        and feat["app/billing.py::format_receipt"]["callee_of_named"] == 0.0
+    )
+    assert feat["app/billing.py::save_invoice"]["callee_of_frame"] == 1.0
+    assert feat["app/billing.py::format_receipt"]["callee_of_frame"] == 0.0
+    assert (
+        feat["app/billing.py::save_invoice"]["fan_in_log"]
+        > feat["app/billing.py::format_receipt"]["fan_in_log"]
+    )
     assert got["nav"] and all("::" in n for n in got["nav"])
 
 
