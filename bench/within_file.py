@@ -43,7 +43,7 @@ from loc_full_bench import LEXICAL, SETS, split_ids  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.localize import Defs, function_list, non_source  # noqa: E402
-from bench.harness.metrics import recall_at_k  # noqa: E402
+from bench.harness.metrics import acc_at_k, recall_at_k  # noqa: E402
 from bench.harness.stats import bootstrap_ci  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.analysis import query_terms  # noqa: E402
@@ -293,6 +293,8 @@ def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str,
         "repo": inst["repo"],
         "gold": inst["gold_functions"],
         "nav": nav[:10],
+        "files": files[:10],
+        "gold_files": sorted(inst.get("gold_files") or {g.split("::", 1)[0] for g in inst["gold_functions"]}),
         "rows": rows,
     }
 
@@ -413,12 +415,14 @@ def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for part in ("loc_full", "loc"):
         rows = [p for p in per if p["set"] == part]
-        for k in (5, 10):
-            diffs = [p[f"learned fn@{k}"] - p[f"nav fn@{k}"] for p in rows]
+        for metric in ("fn@5", "fn@10", "file@1", "file@5"):
+            if not rows or f"nav {metric}" not in rows[0]:
+                continue
+            diffs = [p[f"learned {metric}"] - p[f"nav {metric}"] for p in rows]
             lo, hi = bootstrap_ci(diffs)
-            summary[f"{part} fn@{k}"] = {
-                "nav": round(sum(p[f"nav fn@{k}"] for p in rows) / len(rows), 3),
-                "learned": round(sum(p[f"learned fn@{k}"] for p in rows) / len(rows), 3),
+            summary[f"{part} {metric}"] = {
+                "nav": round(sum(p[f"nav {metric}"] for p in rows) / len(rows), 3),
+                "learned": round(sum(p[f"learned {metric}"] for p in rows) / len(rows), 3),
                 "diff": round(sum(diffs) / len(diffs), 3),
                 "ci": [round(lo, 3), round(hi, 3)],
                 "n": len(rows),
@@ -428,12 +432,18 @@ def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _scored(model: Any, inst: dict[str, Any]) -> dict[str, Any]:
     learned = _ranked(model, inst)
-    return {
+    got = {
         "id": inst["id"],
         "set": inst["set"],
         **{f"nav fn@{k}": recall_at_k(inst["nav"], inst["gold"], k) for k in (5, 10)},
         **{f"learned fn@{k}": recall_at_k(learned, inst["gold"], k) for k in (5, 10)},
     }
+    if "files" in inst:  # files ordered by their best learned definition, then the files view's
+        files = list(dict.fromkeys([n.split("::", 1)[0] for n in learned[:20]] + inst["files"]))
+        for k in (1, 5):
+            got[f"nav file@{k}"] = acc_at_k(inst["files"], inst["gold_files"], k)
+            got[f"learned file@{k}"] = acc_at_k(files, inst["gold_files"], k)
+    return got
 
 
 def check(args: argparse.Namespace) -> None:

@@ -87,6 +87,7 @@ def test_rows_carry_every_signal_and_the_gold_label(
         > feat["app/billing.py::format_receipt"]["fan_in_log"]
     )
     assert got["nav"] and all("::" in n for n in got["nav"])
+    assert got["gold_files"] == ["app/billing.py"] and "app/billing.py" in got["files"]
 
 
 def git(cwd: Path, *args: str) -> str:
