@@ -374,8 +374,35 @@ def dump_mined(args: argparse.Namespace) -> None:
     print(out)
 
 
+_RANKS = [n for n, f in enumerate(FEATURES) if f.endswith(("_rank", "_pos", "_rank_in_file"))]
+
+
+def _linear_x(xs: Any) -> Any:
+    """A linear model's view of the rows: ranks (100 = absent) as 1 / (1 + rank)."""
+    out = xs.astype(float).copy()
+    out[:, _RANKS] = 1.0 / (1.0 + out[:, _RANKS])
+    return out
+
+
+class _Linear:
+    """Logistic regression over standardized signals (pointwise): a weight per signal."""
+
+    def __init__(self, c: float) -> None:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        self.model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000))
+
+    def fit(self, xs: Any, ys: Any) -> _Linear:
+        self.model.fit(_linear_x(xs), ys)
+        return self
+
+    def predict(self, xs: Any) -> Any:
+        return self.model.decision_function(_linear_x(xs))
+
+
 def _fit(train: list[dict[str, Any]], params: dict[str, Any]) -> Any:
-    import lightgbm as lgb
     import numpy as np
 
     xs, ys, groups = [], [], []
@@ -385,6 +412,10 @@ def _fit(train: list[dict[str, Any]], params: dict[str, Any]) -> Any:
         xs.extend(r["x"] for r in inst["rows"])
         ys.extend(r["y"] for r in inst["rows"])
         groups.append(len(inst["rows"]))
+    if params.get("model") == "linear":
+        return _Linear(params["c"]).fit(np.array(xs), np.array(ys))
+    import lightgbm as lgb
+
     model = lgb.LGBMRanker(
         objective="lambdarank",
         n_estimators=params["trees"],
@@ -453,7 +484,11 @@ def check(args: argparse.Namespace) -> None:
     mined = _read(Path(args.mined_file))
     train_on = mined + ([d for p in ("loc_full", "loc") for d in _read(OUT / f"{p}-dev.jsonl.gz")]
                         if args.mined == "add" else [])  # fmt: skip
-    params = {"trees": args.trees, "leaves": args.leaves, "lr": 0.05}
+    params: dict[str, Any] = (
+        {"model": "linear", "c": args.c}
+        if args.c
+        else {"trees": args.trees, "leaves": args.leaves, "lr": 0.05}
+    )
     model = _fit(train_on, params)
     data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-check.jsonl.gz")]
     per = [_scored(model, inst) for inst in data]
@@ -464,11 +499,20 @@ def check(args: argparse.Namespace) -> None:
 
 
 def train(args: argparse.Namespace) -> None:
-    data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-dev.jsonl.gz")]
+    data = [
+        d
+        for part in ("loc_full", "loc")
+        if (OUT / f"{part}-dev.jsonl.gz").exists()
+        for d in _read(OUT / f"{part}-dev.jsonl.gz")
+    ]
     mined: list[dict[str, Any]] = []
     if args.mined != "none":
         mined = _read(Path(args.mined_file))
-    grid = [{"trees": t, "leaves": lv, "lr": 0.05} for t in (50, 150) for lv in (3, 7, 15)]
+    grid: list[dict[str, Any]] = [
+        {"trees": t, "leaves": lv, "lr": 0.05} for t in (50, 150) for lv in (3, 7, 15)
+    ]
+    if args.linear:
+        grid += [{"model": "linear", "c": c} for c in (0.01, 0.1, 1.0)]
     results: dict[str, Any] = {
         "instances": len(data),
         "mined": len(mined),
@@ -516,11 +560,13 @@ def main() -> None:
         default="none",
         help="mined pairs: not used, added to every fold's training data, or the only training data",
     )
+    t.add_argument("--linear", action="store_true", help="also three linear (logistic) settings")
     c = sub.add_parser("check", help="score the check parts once, with a setting chosen on development")
     c.add_argument("--mined-file", required=True)
     c.add_argument("--mined", choices=("only", "add"), default="only")
-    c.add_argument("--trees", type=int, required=True)
-    c.add_argument("--leaves", type=int, required=True)
+    c.add_argument("--trees", type=int, default=50)
+    c.add_argument("--leaves", type=int, default=3)
+    c.add_argument("--c", type=float, default=0.0, help="a linear model with this C instead of trees")
     c.add_argument("--out", required=True)
     args = ap.parse_args()
     {"dump": dump, "dump-mined": dump_mined, "train": train, "check": check}[args.cmd](args)
