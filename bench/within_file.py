@@ -494,7 +494,20 @@ def check(args: argparse.Namespace) -> None:
     per = [_scored(model, inst) for inst in data]
     results = {"part": "check", "training": args.mined, "mined": len(mined), "trained_on": len(train_on),
                "params": params, "features": FEATURES, **_summary(per), "per_instance": per}  # fmt: skip
-    print(json.dumps({k: v for k, v in results.items() if k not in ("per_instance", "features")}), flush=True)
+    if isinstance(model, _Linear):  # what would ship: a weight per signal over standardized values
+        scaler, logit = model.model[0], model.model[-1]
+        results["model"] = {
+            "rank_features": [FEATURES[n] for n in _RANKS],
+            "transform": "rank features as 1 / (1 + rank), then (x - mean) / scale",
+            "mean": dict(zip(FEATURES, map(float, scaler.mean_), strict=True)),
+            "scale": dict(zip(FEATURES, map(float, scaler.scale_), strict=True)),
+            "weight": dict(zip(FEATURES, map(float, logit.coef_[0]), strict=True)),
+            "intercept": float(logit.intercept_[0]),
+        }
+    print(
+        json.dumps({k: v for k, v in results.items() if k not in ("per_instance", "features", "model")}),
+        flush=True,
+    )
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
 
 
