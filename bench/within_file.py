@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from loc_full_bench import LEXICAL, SETS, split_ids  # noqa: E402
+from mining.mine_pairs import CODE_LANGUAGES  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.localize import Defs, function_list, non_source  # noqa: E402
@@ -101,6 +102,39 @@ def _words(line: str) -> list[str]:
     return [w for t in _WORD.findall(line) for w in split_identifier(t)]
 
 
+_OTHER_TESTS = re.compile(
+    r"(^|/)([^/]*\.(test|spec)\.[cm]?[jt]sx?|[^/]*_test\.go|[^/]*_spec\.rb|[^/]*Tests?\.(java|kt|scala|cs))$"
+)
+
+
+class AllDefs(Defs):
+    """The definitions of every language (the harness's ``Defs`` reads Python's only, so a mined
+    pair of another language had nothing but ``<module>`` rows), with each file's language."""
+
+    KINDS = ("function", "method", "class", "struct", "interface", "enum", "trait", "type")
+
+    def __init__(self, conn: Any) -> None:
+        self.by_path: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+        marks = ",".join("?" * len(self.KINDS))
+        for path, start, end, qn in conn.execute(
+            "SELECT f.path, s.start_line, s.end_line, s.qualified_name FROM symbols s JOIN files f"
+            f" ON f.id = s.file_id WHERE s.kind IN ({marks}) ORDER BY s.start_line",
+            self.KINDS,
+        ):
+            self.by_path[str(path)].append((int(start), int(end), str(qn)))
+        self.language = {
+            str(p): str(lang or "") for p, lang in conn.execute("SELECT path, language FROM files")
+        }
+
+    def non_source(self, path: str) -> bool:
+        """No source of the project, in any language: no code language, or tests, docs,
+        examples, CI and the rest of the Python rule's folders, or another language's test file."""
+        if self.language.get(path, "") not in CODE_LANGUAGES:
+            return True
+        stem = path[: len(path) - len(Path(path).suffix)]
+        return non_source(stem + ".py") or bool(_OTHER_TESTS.search(path))  # a .py keeps its rule
+
+
 def _callees(store: Store, named: list[tuple[str | None, str]]) -> set[str]:
     """The names referenced inside the definitions the query names (reference-graph distance 1):
     ``named`` is (path suffix or None, definition name) — traceback frames carry a path."""
@@ -114,14 +148,14 @@ def _callees(store: Store, named: list[tuple[str | None, str]]) -> set[str]:
         for file_id, fpath, start, end in spans:
             if path is not None and not (str(fpath).endswith(path) or path.endswith(str(fpath))):
                 continue
-            out.update(
+            called = {
                 str(r[0])
                 for r in store.conn.execute(
                     "SELECT DISTINCT name FROM refs WHERE file_id = ? AND line BETWEEN ? AND ?",
                     (file_id, start, end),
                 )
-            )
-        out.discard(name)
+            }
+            out |= called - {name}  # not itself (recursion), but another named definition counts
     return out
 
 
@@ -133,9 +167,13 @@ def _fan_in(store: Store, name: str, cache: dict[str, int]) -> int:
     return cache[name]
 
 
-def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str, Any]:
-    """One instance's pool, features and labels, plus nav's own code-view list."""
-    defs = Defs(store.conn)
+def instance_rows(
+    store: Store, inst: dict[str, Any], n_files: int, *, all_languages: bool = False
+) -> dict[str, Any]:
+    """One instance's pool, features and labels, plus nav's own code-view list (``all_languages``:
+    definitions and the non-source rule of every language, not Python's alone)."""
+    defs = AllDefs(store.conn) if all_languages else Defs(store.conn)
+    is_non_source = defs.non_source if isinstance(defs, AllDefs) else non_source
     search = SemanticSearch(store)
     query = inst["query"]
     files_hits = search.search(query, k=50, legs=LEXICAL).items
@@ -263,7 +301,7 @@ def instance_rows(store: Store, inst: dict[str, Any], n_files: int) -> dict[str,
                 "module": float(qn == "<module>"),
                 "private": float(last.startswith("_") and not last.startswith("__")),
                 "dunder": float(last.startswith("__") and last.endswith("__")),
-                "nonsrc": float(non_source(path)),
+                "nonsrc": float(is_non_source(path)),
                 "defs_in_file_log": math.log1p(n_defs),
                 "query_words_log": math.log1p(len(words)),
                 "long": float(terms.long),
@@ -307,12 +345,12 @@ def dump(args: argparse.Namespace) -> None:
         if (root / "idx" / "inst" / f"{i['id']}.base.json").exists()
     ]
     OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"{args.set}-{args.split}.jsonl.gz"
+    out = OUT / f"{args.set}-{args.split}{'-all' if args.all_defs else ''}.jsonl.gz"
     with gzip.open(out, "wt") as fh:
         for n, inst in enumerate(insts):
             store = Store(root / "idx" / "inst" / f"{inst['id']}.db")
             try:
-                got = instance_rows(store, inst, args.files)
+                got = instance_rows(store, inst, args.files, all_languages=args.all_defs)
             finally:
                 store.close()
             got["set"] = args.set
@@ -361,7 +399,7 @@ def dump_mined(args: argparse.Namespace) -> None:
                             "query": pair["query"],
                             "gold_functions": pair["positive_functions"],
                         }
-                        got = instance_rows(store, inst, args.files)
+                        got = instance_rows(store, inst, args.files, all_languages=args.all_defs)
                     except Exception as exc:  # noqa: BLE001 - one pair's failure is logged, the rest go on
                         print(f"{repo} {pair['id']}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
                         continue
@@ -552,6 +590,7 @@ def main() -> None:
     d = sub.add_parser("dump")
     d.add_argument("--set", choices=tuple(SETS), required=True)
     d.add_argument("--split", choices=("dev", "check"), default="dev")
+    d.add_argument("--all-defs", action="store_true", help="every language's definitions and non-source rule")
     d.add_argument(
         "--files", type=int, default=5, help="the files view's first N files give all their definitions"
     )
@@ -564,6 +603,7 @@ def main() -> None:
     m.add_argument("--out", default=str(OUT / "mined.jsonl.gz"))
     m.add_argument("--all-languages", action="store_true", help="every language's pairs, not only Python's")
     m.add_argument("--only", default="", help="comma-separated owner/name subset")
+    m.add_argument("--all-defs", action="store_true", help="every language's definitions and non-source rule")
     t = sub.add_parser("train")
     t.add_argument("--out", default=str(HERE / "results" / "issue18-within-file.json"))
     t.add_argument("--mined-file", default=str(OUT / "mined.jsonl.gz"))

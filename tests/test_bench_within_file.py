@@ -90,6 +90,39 @@ def test_rows_carry_every_signal_and_the_gold_label(
     assert got["gold_files"] == ["app/billing.py"] and "app/billing.py" in got["files"]
 
 
+def test_every_language_has_its_definitions_and_its_tests_count_as_no_source(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    root = make_repo(
+        {
+            "src/invoice.ts": "export function saveInvoice(total: number) {\n  return validateTotal(total);\n}\n"
+            "export function validateTotal(total: number) {\n  if (total < 0) throw new Error('negative');\n"
+            "  return total;\n}\n",
+            "src/invoice.test.ts": "import { saveInvoice } from './invoice';\n"
+            "export function testSaveInvoice() {\n  saveInvoice(-5);\n}\n",
+        }
+    )
+    store = Store(tmp_path / "idx.db")
+    query = "saveInvoice with a negative total should call validateTotal and throw"
+    gold = "src/invoice.ts::validateTotal"
+    try:
+        index_root(root, store)
+        inst = {"id": "x", "repo": "o/r", "query": query, "gold_functions": [gold]}
+        python_only = instance_rows(store, inst, 5)
+        every = instance_rows(store, inst, 5, all_languages=True)
+    finally:
+        store.close()
+    assert {r["name"] for r in python_only["rows"]} <= {
+        "src/invoice.ts::<module>",
+        "src/invoice.test.ts::<module>",
+    }
+    feat = {r["name"]: dict(zip(FEATURES, r["x"], strict=True)) for r in every["rows"]}
+    assert gold in feat and "src/invoice.ts::saveInvoice" in feat
+    assert [r["name"] for r in every["rows"] if r["y"]] == [gold]
+    assert feat[gold]["nonsrc"] == 0.0 and feat["src/invoice.test.ts::testSaveInvoice"]["nonsrc"] == 1.0
+    assert feat[gold]["callee_of_named"] == 1.0
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
