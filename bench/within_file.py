@@ -520,7 +520,7 @@ def check(args: argparse.Namespace) -> None:
     mined pairs, plus every development instance with ``--mined add``), scored on instances no
     choice looked at."""
     mined = _read(Path(args.mined_file))
-    train_on = mined + ([d for p in ("loc_full", "loc") for d in _read(OUT / f"{p}-dev.jsonl.gz")]
+    train_on = mined + ([d for p in ("loc_full", "loc") for d in _read(OUT / f"{p}-dev{args.dumps}.jsonl.gz")]
                         if args.mined == "add" else [])  # fmt: skip
     params: dict[str, Any] = (
         {"model": "linear", "c": args.c}
@@ -528,7 +528,7 @@ def check(args: argparse.Namespace) -> None:
         else {"trees": args.trees, "leaves": args.leaves, "lr": 0.05}
     )
     model = _fit(train_on, params)
-    data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-check.jsonl.gz")]
+    data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-check{args.dumps}.jsonl.gz")]
     per = [_scored(model, inst) for inst in data]
     results = {"part": "check", "training": args.mined, "mined": len(mined), "trained_on": len(train_on),
                "params": params, "features": FEATURES, **_summary(per), "per_instance": per}  # fmt: skip
@@ -553,8 +553,8 @@ def train(args: argparse.Namespace) -> None:
     data = [
         d
         for part in ("loc_full", "loc")
-        if (OUT / f"{part}-dev.jsonl.gz").exists()
-        for d in _read(OUT / f"{part}-dev.jsonl.gz")
+        if (OUT / f"{part}-dev{args.dumps}.jsonl.gz").exists()
+        for d in _read(OUT / f"{part}-dev{args.dumps}.jsonl.gz")
     ]
     mined: list[dict[str, Any]] = []
     if args.mined != "none":
@@ -621,6 +621,8 @@ def main() -> None:
     c.add_argument("--leaves", type=int, default=3)
     c.add_argument("--c", type=float, default=0.0, help="a linear model with this C instead of trees")
     c.add_argument("--out", required=True)
+    for sp in (t, c):
+        sp.add_argument("--dumps", default="", help="the sets' dump suffix: '-all' for --all-defs dumps")
     args = ap.parse_args()
     {"dump": dump, "dump-mined": dump_mined, "train": train, "check": check}[args.cmd](args)
 
