@@ -69,8 +69,10 @@ def _where(answer: LspAnswer) -> set[tuple[str, int, int]]:
 
 def _server_process(pid: int) -> int:
     """The process that does the work: basedpyright-langserver (Python) runs node as its child;
-    an OOM kill or a stop hits that one."""
-    while True:
+    an OOM kill or a stop hits that one. Not node's own children: basedpyright starts short-lived
+    ones (the interpreter it asks for search paths), and killing one of those, which a loaded
+    machine made likely, left the server up (the pid never changed and the test failed)."""
+    while Path(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()).name != "node":
         children = [
             int(c)
             for task in os.listdir(f"/proc/{pid}/task")
@@ -79,6 +81,7 @@ def _server_process(pid: int) -> int:
         if not children:
             return pid
         pid = children[0]
+    return pid
 
 
 def _dead(pid: int, *, within_s: float = 10.0) -> bool:
@@ -191,7 +194,9 @@ def _poison(pool: ServerPool, root: Path) -> None:
     asyncio.run_coroutine_threadsafe(go(), pool._loop).result(60)
 
 
-def test_a_server_answering_internal_errors_is_restarted_and_the_request_retried(root: Path, pool: ServerPool) -> None:
+def test_a_server_answering_internal_errors_is_restarted_and_the_request_retried(
+    root: Path, pool: ServerPool
+) -> None:
     baseline = _baseline(pool, root)
     pid = _pid(pool, root)
     _poison(pool, root)
@@ -203,7 +208,9 @@ def test_a_server_answering_internal_errors_is_restarted_and_the_request_retried
         os.kill(pid, 0)
 
 
-def _pending_request(pool: ServerPool, root: Path, deadline_s: float) -> tuple[threading.Thread, list[LspAnswer]]:
+def _pending_request(
+    pool: ServerPool, root: Path, deadline_s: float
+) -> tuple[threading.Thread, list[LspAnswer]]:
     """A references query running in a thread, returned once its request is in flight."""
     out: list[LspAnswer] = []
     session = pool._sessions[(root, "python")]
