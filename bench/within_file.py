@@ -476,8 +476,15 @@ def _ranked(model: Any, inst: dict[str, Any]) -> list[str]:
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
-    with gzip.open(path, "rt") as fh:
-        return [json.loads(line) for line in fh]
+    """The rows of a dump; of one still being written (or cut off), the lines it has, said so."""
+    out: list[dict[str, Any]] = []
+    try:
+        with gzip.open(path, "rt") as fh:
+            for line in fh:
+                out.append(json.loads(line))
+    except (EOFError, json.JSONDecodeError) as exc:
+        print(f"{path}: cut off after {len(out)} rows ({type(exc).__name__}); using those", file=sys.stderr)
+    return out
 
 
 def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
@@ -558,7 +565,9 @@ def train(args: argparse.Namespace) -> None:
     ]
     mined: list[dict[str, Any]] = []
     if args.mined != "none":
-        mined = _read(Path(args.mined_file))
+        mined = [m for f in args.mined_file.split(",") for m in _read(Path(f))]
+        if args.mined_repos:
+            mined = [m for m in mined if m["repo"] in set(args.mined_repos.split(","))]
     grid: list[dict[str, Any]] = [
         {"trees": t, "leaves": lv, "lr": 0.05} for t in (50, 150) for lv in (3, 7, 15)
     ]
@@ -614,6 +623,9 @@ def main() -> None:
         help="mined pairs: not used, added to every fold's training data, or the only training data",
     )
     t.add_argument("--linear", action="store_true", help="also three linear (logistic) settings")
+    t.add_argument(
+        "--mined-repos", default="", help="only the mined pairs of these repositories (comma-separated)"
+    )
     c = sub.add_parser("check", help="score the check parts once, with a setting chosen on development")
     c.add_argument("--mined-file", required=True)
     c.add_argument("--mined", choices=("only", "add"), default="only")
