@@ -1,23 +1,26 @@
-"""A learned within-file ranker for the code view (issue 18; development parts only).
+"""A learned within-file ranker for the code view (issue 18).
 
 The function ceiling (bench/README.md, "Where the function ceiling is"): an oracle picking out of
 today's code-view candidates plus every definition of the files view's top 5 files reaches
 function Recall@10 0.832 (full issue text) / 0.718 (one-line), against the shipped code view's
-0.490 / 0.347; ranking those definitions by their own word match alone did not help. This asks
-whether a model over many per-definition signals at once can rank that pool.
+0.490 / 0.347. This asks whether a model over many per-definition signals at once can rank that
+pool.
 
-``dump``: for each cached development instance (``loc_full_bench.py --build-only``), the pool is
-the code view's first 50 hits' definitions plus every definition (and ``<module>``) of the files
-view's first ``--files`` files; each candidate gets its features (nav's code-view rank, its file's
-rank in both views, its own match by word share, by IDF and by BM25 over its lines, named by the
-query, its class named, traceback frames, size, depth, kind, non-source) and its label (a gold
-function). ``train``: LightGBM LambdaMART, leave one repository out over both parts together;
-function Recall@5/@10 of the learned top 10 against the shipped code view on the same instances,
-paired, 2,000 seeded bootstrap resamples.
+``dump``: for each cached instance of a part (``loc_full_bench.py --build-only``), the pool is the
+code view's first 50 hits' definitions plus every definition (and ``<module>``) of the files
+view's first ``--files`` files; each candidate gets its signals (``FEATURES``: nav's code-view
+rank, its file's rank in both views, its own match by word share, IDF and BM25, named by the
+query, traceback frames, quoted literals, the reference graph, size, kind, non-source) and its
+label (a gold function). ``--all-defs``: every language's definitions, not Python's alone.
+``dump-mined``: the same for mined history pairs. ``train``: LightGBM LambdaMART (and, with
+``--linear``, logistic regression) on the development parts, leave one repository out, or on mined
+pairs only; function Recall@5/@10 of the learned top 10 against the shipped code view on the same
+instances, paired, 2,000 seeded bootstrap resamples. ``check``: the check parts once, with the
+setting chosen on development.
 
-    PYTHONPATH=$PWD python bench/within_file.py dump --set loc_full
-    PYTHONPATH=$PWD python bench/within_file.py dump --set loc
-    PYTHONPATH=$PWD:/tmp/rtrain OMP_NUM_THREADS=1 python bench/within_file.py train --out bench/results/issue18-within-file.json
+    PYTHONPATH=$PWD python bench/within_file.py dump --set loc_full [--split check]
+    PYTHONPATH=$PWD:/tmp/rtrain OMP_NUM_THREADS=1 python bench/within_file.py train --mined only --linear \
+        --mined-file bench/corpora/within/mined-py200.jsonl.gz --out bench/results/issue18-within-file.json
 
 Trainers: ``pip install --target /tmp/rtrain lightgbm scikit-learn`` (numpy from nav's venv).
 """
@@ -184,17 +187,8 @@ def instance_rows(
     code_files: list[str] = list(dict.fromkeys(n.split("::", 1)[0] for n in nav))
     terms = cap_terms(store, query_terms(query))
     words = sorted(set(terms.words))
-    n_chunks = int(store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]) or 1
-    store.conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-    )
-    df: dict[str, int] = {}
-    if words:
-        marks = ",".join("?" * len(words))
-        df = {
-            str(t): int(d)
-            for t, d in store.conn.execute(f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})", words)
-        }
+    n_chunks = store.chunk_count() or 1
+    df = store.vocab_doc_freqs(words) if words else {}
     idf = {w: math.log(1 + n_chunks / (1 + df.get(w, 0))) for w in words}
     idf_total = sum(idf.values()) or 1.0
     idents = [i.rsplit(".", 1)[-1] for i in terms.identifiers]
@@ -487,6 +481,19 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _parts(split: str, dumps: str) -> list[dict[str, Any]]:
+    """Both sets' dumps of one part (those written so far)."""
+    paths = [OUT / f"{part}-{split}{dumps}.jsonl.gz" for part in ("loc_full", "loc")]
+    return [d for path in paths if path.exists() for d in _read(path)]
+
+
+def _mined(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The mined rows of ``--mined-file`` (comma-separated), of ``--mined-repos`` only if given."""
+    mined = [m for f in args.mined_file.split(",") for m in _read(Path(f))]
+    repos = set(filter(None, getattr(args, "mined_repos", "").split(",")))
+    return [m for m in mined if m["repo"] in repos] if repos else mined
+
+
 def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for part in ("loc_full", "loc"):
@@ -526,16 +533,15 @@ def check(args: argparse.Namespace) -> None:
     """The check parts, once: one model with the setting chosen on development (trained on the
     mined pairs, plus every development instance with ``--mined add``), scored on instances no
     choice looked at."""
-    mined = _read(Path(args.mined_file))
-    train_on = mined + ([d for p in ("loc_full", "loc") for d in _read(OUT / f"{p}-dev{args.dumps}.jsonl.gz")]
-                        if args.mined == "add" else [])  # fmt: skip
+    mined = _mined(args)
+    train_on = mined + (_parts("dev", args.dumps) if args.mined == "add" else [])
     params: dict[str, Any] = (
         {"model": "linear", "c": args.c}
         if args.c
         else {"trees": args.trees, "leaves": args.leaves, "lr": 0.05}
     )
     model = _fit(train_on, params)
-    data = [d for part in ("loc_full", "loc") for d in _read(OUT / f"{part}-check{args.dumps}.jsonl.gz")]
+    data = _parts("check", args.dumps)
     per = [_scored(model, inst) for inst in data]
     results = {"part": "check", "training": args.mined, "mined": len(mined), "trained_on": len(train_on),
                "params": params, "features": FEATURES, **_summary(per), "per_instance": per}  # fmt: skip
@@ -557,17 +563,8 @@ def check(args: argparse.Namespace) -> None:
 
 
 def train(args: argparse.Namespace) -> None:
-    data = [
-        d
-        for part in ("loc_full", "loc")
-        if (OUT / f"{part}-dev{args.dumps}.jsonl.gz").exists()
-        for d in _read(OUT / f"{part}-dev{args.dumps}.jsonl.gz")
-    ]
-    mined: list[dict[str, Any]] = []
-    if args.mined != "none":
-        mined = [m for f in args.mined_file.split(",") for m in _read(Path(f))]
-        if args.mined_repos:
-            mined = [m for m in mined if m["repo"] in set(args.mined_repos.split(","))]
+    data = _parts("dev", args.dumps)
+    mined: list[dict[str, Any]] = _mined(args) if args.mined != "none" else []
     grid: list[dict[str, Any]] = [
         {"trees": t, "leaves": lv, "lr": 0.05} for t in (50, 150) for lv in (3, 7, 15)
     ]
