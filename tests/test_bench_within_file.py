@@ -5,6 +5,7 @@ counting the ones it lacks (``git archive`` stopped at the first)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -151,3 +152,19 @@ def test_export_writes_what_the_snapshot_has_and_counts_what_it_lacks(tmp_path: 
     assert (out / "src" / "deep" / "b.py").read_bytes() == b"B = '\xc3\xa9'\n"
     assert not (out / "outside.txt").exists() and not (out / "src" / "link").exists()
     assert not (out / "src" / "gone.bin").exists()
+
+
+def test_a_dump_cut_off_mid_write_gives_the_rows_it_has(tmp_path: Path) -> None:
+    import gzip
+
+    from bench.within_file import _read
+
+    rows = [{"id": str(n), "rows": [{"x": [n]}]} for n in range(200)]
+    whole = tmp_path / "whole.jsonl.gz"
+    with gzip.open(whole, "wt") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    assert _read(whole) == rows
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])  # a writer killed part way
+    got = _read(cut)
+    assert 0 < len(got) < len(rows) and got == rows[: len(got)]
