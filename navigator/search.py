@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from navigator.code_order import CODE_DEPTH, learned_code_view, load_model
 from navigator.pipeline import (
     VIEWS,
     Candidates,
@@ -358,11 +359,38 @@ class SemanticSearch(VectorSync):
                 )
                 return ids, self._meta([i for i in ids if i not in cands.meta])
 
-        ranked = rank(cands, terms, k=k, view=view, config=cfg, feedback=prf)
+        learned = view == "code" and cfg.code_order is not None
+        if learned:  # both views of one set of legs (the feedback leg runs once, for both)
+            files_ranked = rank(cands, terms, k=max(k, CODE_DEPTH), view="files", config=cfg, feedback=prf)
+            ranked = rank(cands, terms, k=k, view="code", config=cfg)
+        else:
+            ranked = rank(cands, terms, k=k, view=view, config=cfg, feedback=prf)
         if problems:  # the feedback leg's, when the index failed under it
             notes.extend(p for p in problems if p not in notes)
             complete, reason = False, "; ".join(problems)
-        hits = self._code_hits(ranked, terms, k) if view == "code" else self._chunk_hits(ranked)
+        if learned:
+            model = load_model(None if cfg.code_order == "learned" else cfg.code_order)
+            none: list[SearchHit] = []
+            hits = _leg_or_problem(
+                "code order",
+                lambda: learned_code_view(
+                    self.store,
+                    terms,
+                    text,
+                    self._chunk_hits(files_ranked),
+                    self._code_hits(ranked, terms, max(k, CODE_DEPTH)),
+                    k,
+                    model=model,
+                ),
+                none,
+                problems,
+            )
+            if problems and not hits:  # the order failed under the index: the fused code view
+                notes.extend(p for p in problems if p not in notes)
+                complete, reason = False, "; ".join(problems)
+                hits = self._code_hits(ranked, terms, k)
+        else:
+            hits = self._code_hits(ranked, terms, k) if view == "code" else self._chunk_hits(ranked)
         if len(hits) < k:
             notes.append(f"{len(hits)} results: every match of every leg is listed (k={k} asked)")
         return Response(

@@ -117,6 +117,12 @@ class RankingConfig:
     model's name (``semantic/models/<name>.json``), a model file's path, or a :class:`Ranker`;
     None: the hand-tuned scores. See :mod:`semantic.learned`."""
 
+    code_order: str | None = "learned"
+    """How the code view orders definitions (issue 18): ``"learned"``, the shipped within-file
+    model over the code view's and the files view's best (``navigator/code_order.py``), or a
+    model file's path; None: the fused code view alone (before). The local index only: the
+    team store's code view stays fused."""
+
     # -- nav find: the exact and semantic legs of a routed query (navigator.find) ----------
     query_rrf_k: int = 60
     """RRF constant of ``nav find``'s fusion of the exact and semantic legs (the classic 60)."""

@@ -470,6 +470,9 @@ class FakeIndex:
         refs = sorted((r for r in self._refs if r.name == name), key=lambda r: (r.file.path, r.line, r.col))
         return [RefRow(r.file.path, r.name, r.line, r.col, r.end_col) for r in refs][:limit]
 
+    def names_used_in(self, path: str, start_line: int, end_line: int) -> set[str]:
+        return {r.name for r in self._refs if r.file.path == path and start_line <= r.line <= end_line}
+
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
         wanted = set(names)
         out: dict[str, int] = {}
@@ -556,6 +559,10 @@ class FakeIndex:
             if mine:
                 out[p] = min(mine)[1]
         return out
+
+    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
+        mine = sorted((c.start_line, c.id, c.text) for c in self._chunks.values() if c.file.path == path)
+        return [(start, text) for start, _id, text in mine]
 
     def chunk_keys(self) -> list[ChunkKey]:
         return [ChunkKey(c.id, c.hash, c.file.path, c.symbol, c.signature) for c in self._chunks.values()]

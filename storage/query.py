@@ -378,6 +378,11 @@ class IndexQueries(VectorCache, TextStats, Protocol):
         """The syntax references to ``name``, by path, line and column."""
         ...
 
+    def names_used_in(self, path: str, start_line: int, end_line: int) -> set[str]:
+        """The distinct names referenced on lines ``start_line``..``end_line`` of ``path`` (what a
+        definition there calls or reads)."""
+        ...
+
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
         """How many syntax references each of ``names`` has (names with none are left out)."""
         ...
@@ -424,6 +429,10 @@ class IndexQueries(VectorCache, TextStats, Protocol):
 
     def first_chunks(self, paths: Sequence[str]) -> dict[str, int]:
         """Each path's first chunk (by line), for the paths that have one."""
+        ...
+
+    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
+        """The chunks of one file as (start line, text), by start line (the file's indexed lines)."""
         ...
 
     def chunk_keys(self) -> list[ChunkKey]:

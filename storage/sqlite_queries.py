@@ -212,6 +212,14 @@ class IndexReads(TextReads):
 
     # -- references --------------------------------------------------------------------------
 
+    def names_used_in(self, path: str, start_line: int, end_line: int) -> set[str]:
+        rows = self._rows(
+            "SELECT DISTINCT r.name FROM refs r JOIN files f ON f.id = r.file_id"
+            " WHERE f.path = ? AND r.line BETWEEN ? AND ?",
+            (path, start_line, end_line),
+        )
+        return {str(r[0]) for r in rows}
+
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
         if not names:
             return {}
@@ -289,6 +297,14 @@ class IndexReads(TextReads):
             if r is not None:
                 out[p] = int(r[0])
         return out
+
+    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
+        rows = self._rows(
+            "SELECT c.start_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+            " WHERE f.path = ? ORDER BY c.start_line, c.id",
+            (path,),
+        )
+        return [(int(start), str(text)) for start, text in rows]
 
     def chunk_keys(self) -> list[ChunkKey]:
         return [

@@ -1,6 +1,6 @@
-"""The issue-18 bench scripts against real parts: the within-file ranker's candidate rows over a
-real index (every signal present, gold labelled, the quoted literal, the raised error and the
-traceback frame seen where they are), and semble's export writing each blob a snapshot has while
+"""The issue-18 bench scripts against real parts: the within-file ranker's rows over a real index
+are the pool and order of nav's own code view (tests/test_code_order.py tests the signals), and
+semble's export writing each blob a snapshot has while
 counting the ones it lacks (``git archive`` stopped at the first)."""
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
+from bench.loc_full_bench import LEXICAL  # noqa: E402
 from bench.within_file import FEATURES, instance_rows  # noqa: E402
+from navigator.code_order import load_model  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
+from navigator.search import SemanticSearch  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 ISSUE = """Saving an invoice with a negative total crashes
@@ -31,97 +34,53 @@ Traceback (most recent call last):
     raise NegativeTotalError("the invoice total cannot be negative")
 NegativeTotalError: the invoice total cannot be negative
 """
+BILLING = {
+    "app/billing.py": """\
+        class NegativeTotalError(ValueError):
+            pass
 
 
-def test_rows_carry_every_signal_and_the_gold_label(
+        def save_invoice(total):
+            validate_total(total)
+            return {"total": total}
+
+        def validate_total(total):
+            if total < 0:
+                raise NegativeTotalError("the invoice total cannot be negative")
+            return total
+
+
+        def format_receipt(lines):
+            return "\\n".join(str(line) for line in lines)
+        """,
+    "app/cli.py": "from app.billing import save_invoice\n\ndef main():\n    save_invoice(-5)\n",
+    "docs/invoices.md": "Invoices are saved with save_invoice; a negative total is refused.\n",
+}
+
+
+def test_the_bench_rows_are_the_product_s_pool_and_order(
     make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
 ) -> None:
-    root = make_repo(
-        {
-            "app/billing.py": """\
-                class NegativeTotalError(ValueError):
-                    pass
-
-
-                def save_invoice(total):
-                    validate_total(total)
-                    return {"total": total}
-
-                def validate_total(total):
-                    if total < 0:
-                        raise NegativeTotalError("the invoice total cannot be negative")
-                    return total
-
-
-                def format_receipt(lines):
-                    return "\\n".join(str(line) for line in lines)
-                """,
-            "app/cli.py": "from app.billing import save_invoice\n\ndef main():\n    save_invoice(-5)\n",
-            "docs/invoices.md": "Invoices are saved with save_invoice; a negative total is refused.\n",
-        }
-    )
+    """Parity by construction, checked: the rows a benchmark trains and scores on are the pool nav's
+    code view orders, and the model's order of those rows is the code view nav answers."""
+    root = make_repo(BILLING)
     store = Store(tmp_path / "idx.db")
     try:
         index_root(root, store)
         gold = "app/billing.py::validate_total"
-        got = instance_rows(store, {"id": "x", "repo": "o/r", "query": ISSUE, "gold_functions": [gold]}, 5)
+        got = instance_rows(store, {"id": "x", "repo": "o/r", "query": ISSUE, "gold_functions": [gold]})
+        answer = SemanticSearch(store).search(ISSUE, k=5, legs=LEXICAL, view="code")
     finally:
         store.close()
-    rows = {r["name"]: r for r in got["rows"]}
-    assert gold in rows and "app/billing.py::format_receipt" in rows  # every definition of a top file
+    assert [r["name"] for r in got["rows"] if r["y"]] == [gold]
     assert all(len(r["x"]) == len(FEATURES) for r in got["rows"])
-    assert [n for n, r in rows.items() if r["y"]] == [gold]
-    feat = {n: dict(zip(FEATURES, r["x"], strict=True)) for n, r in rows.items()}
-    assert feat[gold]["literal_quoted"] == 1.0 and feat[gold]["raises_named"] == 1.0
-    assert feat["app/billing.py::format_receipt"]["literal_quoted"] == 0.0
-    assert feat[gold]["frame_pos"] < 100 and feat["app/billing.py::format_receipt"]["frame_pos"] == 100
-    assert feat["app/billing.py::save_invoice"]["named"] == 1.0
-    # the reference graph: save_invoice (named) calls validate_total; main (a frame) calls save_invoice
-    assert (
-        feat[gold]["callee_of_named"] == 1.0
-        and feat["app/billing.py::format_receipt"]["callee_of_named"] == 0.0
-    )
-    assert feat["app/billing.py::save_invoice"]["callee_of_frame"] == 1.0
-    assert feat["app/billing.py::format_receipt"]["callee_of_frame"] == 0.0
-    assert (
-        feat["app/billing.py::save_invoice"]["fan_in_log"]
-        > feat["app/billing.py::format_receipt"]["fan_in_log"]
-    )
+    model = load_model()
+    scored = sorted(got["rows"], key=lambda r: -model.score(dict(zip(FEATURES, r["x"], strict=True))))
+    shown = [f"{h.path}::{h.symbol or '<module>'}" for h in answer.items]
+    assert shown == [r["name"] for r in scored if r["name"] in shown][: len(shown)]
+    assert shown[0] == gold  # the error's raiser, named by the frame that raised it
     assert got["nav"] and all("::" in n for n in got["nav"])
     assert got["gold_files"] == ["app/billing.py"] and "app/billing.py" in got["files"]
-
-
-def test_every_language_has_its_definitions_and_its_tests_count_as_no_source(
-    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
-) -> None:
-    root = make_repo(
-        {
-            "src/invoice.ts": "export function saveInvoice(total: number) {\n  return validateTotal(total);\n}\n"
-            "export function validateTotal(total: number) {\n  if (total < 0) throw new Error('negative');\n"
-            "  return total;\n}\n",
-            "src/invoice.test.ts": "import { saveInvoice } from './invoice';\n"
-            "export function testSaveInvoice() {\n  saveInvoice(-5);\n}\n",
-        }
-    )
-    store = Store(tmp_path / "idx.db")
-    query = "saveInvoice with a negative total should call validateTotal and throw"
-    gold = "src/invoice.ts::validateTotal"
-    try:
-        index_root(root, store)
-        inst = {"id": "x", "repo": "o/r", "query": query, "gold_functions": [gold]}
-        python_only = instance_rows(store, inst, 5)
-        every = instance_rows(store, inst, 5, all_languages=True)
-    finally:
-        store.close()
-    assert {r["name"] for r in python_only["rows"]} <= {
-        "src/invoice.ts::<module>",
-        "src/invoice.test.ts::<module>",
-    }
-    feat = {r["name"]: dict(zip(FEATURES, r["x"], strict=True)) for r in every["rows"]}
-    assert gold in feat and "src/invoice.ts::saveInvoice" in feat
-    assert [r["name"] for r in every["rows"] if r["y"]] == [gold]
-    assert feat[gold]["nonsrc"] == 0.0 and feat["src/invoice.test.ts::testSaveInvoice"]["nonsrc"] == 1.0
-    assert feat[gold]["callee_of_named"] == 1.0
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -211,7 +211,7 @@ def test_a_model_file_ranks_a_real_index(make_repo: Callable[[dict[str, str]], P
         )
         shipped = SemanticSearch(store)
         learned = SemanticSearch(
-            store, config=dataclasses.replace(DEFAULT, ranker=str(model)), share_with=shipped
+            store, config=dataclasses.replace(DEFAULT, ranker=str(model), code_order=None), share_with=shipped
         )
         legs = ("bm25", "symbols", "path")
         plain = shipped.search("where is create_order called", k=5, legs=legs)

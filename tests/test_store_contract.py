@@ -394,6 +394,17 @@ def test_definitions_in_a_chunk_s_lines(index: IndexQueries) -> None:
     assert index.definitions_in("src/billing.py", kinds=("function",), start_line=1, end_line=9) == []
 
 
+def test_a_file_s_chunk_texts_and_the_names_a_span_uses(index: IndexQueries) -> None:
+    texts = index.file_chunk_texts("src/orders.py")
+    assert [start for start, _ in texts] == [1, 4]
+    assert texts[1][1].startswith("class OrderBook:")
+    assert index.file_chunk_texts("nope.py") == []
+    assert index.names_used_in("src/orders.py", 1, 2) == {"book"}
+    assert index.names_used_in("src/orders.py", 1, 9) == {"book", "createSalesOrder"}
+    assert index.names_used_in("src/orders.py", 3, 5) == set()
+    assert index.names_used_in("src/billing.py", 3, 3) == {"createSalesOrder"}
+
+
 def test_references_counted_by_name_chunk_and_file(index: IndexQueries) -> None:
     assert index.ref_counts(["createSalesOrder", "book", "nosuch"]) == {"createSalesOrder": 3, "book": 1}
     assert index.ref_counts([]) == {}
@@ -519,6 +530,8 @@ def test_a_dropped_table_is_a_schema_error_for_every_read(store: Store) -> None:
         store.ref_counts(["createSalesOrder"])
     with pytest.raises(IndexSchemaError):
         store.chunks_using(["createSalesOrder"], scope=EVERYTHING, limit=10)
+    with pytest.raises(IndexSchemaError):
+        store.names_used_in("src/orders.py", 1, 9)
 
 
 def test_a_locked_database_is_a_busy_error(tmp_path: Path) -> None:
