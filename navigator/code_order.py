@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from navigator.pipeline import snippet_at
 from navigator.results import SearchHit
 from semantic.analysis import QueryTerms
 from storage.query import IndexQueries
-from storage.tokens import split_identifier
+from storage.tokens import split_words
 
 __all__ = [
     "CODE_DEPTH",
@@ -116,6 +117,8 @@ _AVG_LEN = 20.0
 _MAX_NAMED = 30
 """At most this many named definitions (and frames) are followed into the reference graph."""
 _SPANS_PER_NAME = 20
+_SNIPPET_READ = 40
+"""Lines a snippet is cut from (it shows eight, after leading blank lines)."""
 
 # -- which files are no source of the project ------------------------------------------------
 
@@ -234,10 +237,86 @@ def _line(line: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], 
     """One line's tokens, lowercased identifier words, quoted literals and raised names (a pool
     reads the same lines for query after query)."""
     tokens = _WORD.findall(line)
-    words = tuple(w.lower() for t in tokens for w in split_identifier(t))
+    words = tuple(w for t in tokens for w in split_words(t))
     literals = tuple(a or b for a, b in _LITERAL.findall(line)) if ("'" in line or '"' in line) else ()
     raised = frozenset(r.rsplit(".", 1)[-1] for r in _RAISE.findall(line)) if "raise" in line else frozenset()
     return frozenset(tokens), words, literals, raised
+
+
+_Parts = tuple[set[str], Counter[str], list[str], set[str]]
+
+
+class _FileLines:
+    """One file's indexed lines (``text[n]`` is line ``n``; "" where the index holds none) and each
+    line's parts (:func:`_line`), split when a candidate first reads them."""
+
+    def __init__(self, chunks: Iterable[tuple[int, str]]) -> None:
+        held: dict[int, str] = {}
+        for start, chunk in chunks:
+            for offset, line in enumerate(chunk.splitlines()):
+                held.setdefault(start + offset, line)
+        self.last = max(held, default=0)
+        self.text = [""] * (self.last + 2)
+        for n, line in held.items():
+            self.text[n] = line
+        size = self.last + 2
+        self._tokens: list[frozenset[str]] = [frozenset()] * size
+        self._words: list[tuple[str, ...]] = [()] * size
+        self._literals: list[tuple[str, ...]] = [()] * size
+        self._raised: list[frozenset[str]] = [frozenset()] * size
+        self._split = bytearray(size)
+
+    def _fill(self, numbers: Iterable[int]) -> None:
+        for n in numbers:
+            if not self._split[n]:
+                self._split[n] = 1
+                self._tokens[n], self._words[n], self._literals[n], self._raised[n] = _line(self.text[n])
+
+    def span(self, start: int, end: int) -> _Parts:
+        """The tokens, word counts, quoted literals and raised names of lines ``start``..``end``."""
+        lo, hi = max(start, 0), min(end, self.last) + 1
+        if lo >= hi:
+            return set(), Counter(), [], set()
+        if self._split.find(0, lo, hi) >= 0:
+            self._fill(range(lo, hi))
+        return (
+            set().union(*self._tokens[lo:hi]),
+            Counter(chain.from_iterable(self._words[lo:hi])),
+            list(chain.from_iterable(self._literals[lo:hi])),
+            set().union(*self._raised[lo:hi]),
+        )
+
+    def rows(self, numbers: list[int]) -> _Parts:
+        """:meth:`span` of some lines."""
+        self._fill(numbers)
+        return (
+            set().union(*(self._tokens[n] for n in numbers)),
+            Counter(chain.from_iterable(self._words[n] for n in numbers)),
+            [lit for n in numbers for lit in self._literals[n]],
+            set().union(*(self._raised[n] for n in numbers)),
+        )
+
+    def uncovered(self, spans: Iterable[tuple[int, int]]) -> list[int]:
+        """The lines (of those the index holds) no span covers."""
+        covered = bytearray(self.last + 2)
+        for s, e in spans:
+            lo, hi = max(s, 0), min(e, self.last) + 1
+            if lo < hi:
+                covered[lo:hi] = b"\x01" * (hi - lo)
+        return [n for n in range(1, self.last + 1) if not covered[n]]
+
+    def module_snippet(self, uncovered: list[int]) -> tuple[str, int]:
+        """The module level's snippet: from its first line that is not blank, up to the next
+        definition ("" when it has none)."""
+        at = next((n for n in uncovered if self.text[n].strip()), 0)
+        if not at:
+            return "", 0
+        run = [at]
+        for n in uncovered[uncovered.index(at) + 1 :]:
+            if n != run[-1] + 1 or len(run) == _SNIPPET_READ:
+                break
+            run.append(n)
+        return snippet_at("\n".join(self.text[n] for n in run), at)
 
 
 def _path_match(a: str, b: str) -> bool:
@@ -245,28 +324,27 @@ def _path_match(a: str, b: str) -> bool:
 
 
 class _Defs:
-    """The pool's files' definitions (of :data:`ORDER_KINDS`, by start line) and languages."""
+    """The pool's files' definitions (of :data:`ORDER_KINDS`, by start line), read for many files
+    at once."""
 
     def __init__(self, index: IndexQueries) -> None:
         self.index = index
         self._defs: dict[str, list[tuple[int, int, str, str | None]]] = {}
-        self._language: dict[str, str | None] = {}
+
+    def read(self, paths: Iterable[str]) -> None:
+        """Read the definitions of those of ``paths`` not read yet, in one go."""
+        missing = [p for p in dict.fromkeys(paths) if p not in self._defs]
+        if not missing:
+            return
+        got = self.index.definitions_of(missing, kinds=ORDER_KINDS)
+        for path in missing:
+            self._defs[path] = [
+                (d.start_line, d.end_line, d.qualified_name, d.signature) for d in got.get(path, ())
+            ]
 
     def of(self, path: str) -> list[tuple[int, int, str, str | None]]:
-        got = self._defs.get(path)
-        if got is None:
-            got = [
-                (d.start_line, d.end_line, d.qualified_name, d.signature)
-                for d in self.index.definitions_in(path, kinds=ORDER_KINDS, start_line=1, end_line=2**31 - 1)
-            ]
-            self._defs[path] = got
-        return got
-
-    def language(self, path: str) -> str | None:
-        if path not in self._language:
-            row = self.index.file_row(path)
-            self._language[path] = None if row is None else row.language
-        return self._language[path]
+        self.read([path])
+        return self._defs[path]
 
     def name_at(self, path: str, line: int) -> str:
         """The definition a code-view hit starting at ``line`` is: the first starting there, else
@@ -307,12 +385,14 @@ def candidates(
     and the fused code view's (each at depth :data:`CODE_DEPTH`) of the same legs; ``terms``:
     the query's terms as the search read them, ``text``: the query as asked."""
     defs = _Defs(index)
+    files = list(dict.fromkeys(h.path for h in files_hits))
+    defs.read([h.path for h in code_hits] + files[:pool_files])
+    language = {h.path: h.language for h in (*files_hits, *code_hits)}
     hit_names = [defs.name_at(h.path, h.start_line) for h in code_hits]
     first_hit: dict[tuple[str, str], SearchHit] = {}
     for h, n in zip(code_hits, hit_names, strict=True):
         first_hit.setdefault((h.path, n), h)
     nav = list(first_hit)  # each definition at its first hit
-    files = list(dict.fromkeys(h.path for h in files_hits))
     code_files = list(dict.fromkeys(p for p, _n in nav))
     words = sorted(set(terms.words))
     n_chunks = index.chunk_count() or 1
@@ -349,15 +429,12 @@ def candidates(
     ident_tokens = {t for i in terms.identifiers for t in _WORD.findall(i) if len(t) > 2}
     hits_in = Counter(p for p, _n in nav)
     out: list[Candidate] = []
+    texts = index.file_chunk_texts(list(by_path))
     for path, names in by_path.items():
-        lines: dict[int, str] = {}
-        for start, chunk in index.file_chunk_texts(path):
-            for offset, line in enumerate(chunk.splitlines()):
-                lines.setdefault(start + offset, line)
+        lines = _FileLines(texts.get(path, ()))
         spans = {qn: (s, e, sig) for s, e, qn, sig in defs.of(path)}
-        covered: set[int] | None = None
-        language = defs.language(path)
-        nonsrc = float(non_source(path, language))
+        uncovered: list[int] | None = None
+        nonsrc = float(non_source(path, language.get(path)))
         file_rank = float(files.index(path)) if path in files else ABSENT
         code_file_rank = float(code_files.index(path)) if path in code_files else ABSENT
         frame_file = next((p for p, (fp, _fn) in enumerate(frames) if _path_match(fp, path)), -1)
@@ -367,36 +444,24 @@ def candidates(
             last = name.rsplit(".", 1)[-1]
             if name in spans:
                 s, e, sig = spans[name]
-                numbers: Iterable[int] = range(s, e + 1)
-                text_lines = [lines.get(x, "") for x in numbers]
+                body, toks, literals, raised = lines.span(s, e)
                 first = s
+                text_lines = lines.text[s : e + 1]
             else:  # <module>: the lines no definition covers
-                if covered is None:
-                    covered = set()
-                    for cs, ce, _sig in sorted(spans.values()):
-                        covered.update(range(cs, ce + 1))
-                kept = [(x, line) for x, line in sorted(lines.items()) if x not in covered]
-                text_lines = [line for _x, line in kept]
-                s, e, sig = 1, max(lines, default=1), None
-                first = kept[0][0] if kept else 1
-            body: set[str] = set()
-            toks: Counter[str] = Counter()
-            literals: list[str] = []
-            raised: set[str] = set()
-            for line in text_lines:
-                t, w, lit, rs = _line(line)
-                body |= t
-                toks.update(w)
-                literals.extend(lit)
-                raised |= rs
-            toks.update(w.lower() for w in split_identifier(last))
+                if uncovered is None:
+                    uncovered = lines.uncovered([(cs, ce) for cs, ce, _sig in spans.values()])
+                body, toks, literals, raised = lines.rows(uncovered)
+                s, e, sig = 1, max(lines.last, 1), None
+                first = uncovered[0] if uncovered else 1
+                text_lines = []
+            toks.update(split_words(last))
             length = sum(toks.values()) or 1
             present = [w for w in words if w in toks]
             bm25 = sum(
                 idf[w] * toks[w] * 2.2 / (toks[w] + 1.2 * (0.25 + 0.75 * length / _AVG_LEN)) for w in present
             )
             is_module = name == MODULE
-            name_toks = [w.lower() for w in split_identifier(last)] if not is_module else []
+            name_toks = list(split_words(last)) if not is_module else []
             named_pos = next((p for p, i in enumerate(idents) if i == last), -1) if not is_module else -1
             cls = name.split(".")[0] if "." in name else ""
             frame_pos = next(
@@ -447,16 +512,13 @@ def candidates(
                 "callee_of_frame": float(not is_module and last in callees_frame),
                 "fan_in_log": math.log1p(fan_in.get(last, 0)) if not is_module else 0.0,
             }
-            snip, at = snippet_at("\n".join(text_lines), first)
             if is_module:  # from its first line that is not blank, up to the next definition
-                start_at = next((x for x, line in kept if line.strip()), 0)
-                run = []
-                for x in range(start_at, e + 1 if start_at else 0):
-                    if covered is not None and x in covered:
-                        break
-                    run.append(lines.get(x, ""))
-                snip, at = snippet_at("\n".join(run), start_at)
-            mine.append(Candidate(path, name, s, e, sig, language, first_hit.get(key), signals, snip, at))
+                snip, at = lines.module_snippet(uncovered or [])
+            else:
+                snip, at = snippet_at("\n".join(text_lines[:_SNIPPET_READ]), first)
+            mine.append(
+                Candidate(path, name, s, e, sig, language.get(path), first_hit.get(key), signals, snip, at)
+            )
         order = sorted(mine, key=lambda c: -c.signals["own_bm25"])
         for r, c in enumerate(order):
             c.signals["own_bm25_rank_in_file"] = float(r)

@@ -32,7 +32,7 @@ from semantic.analysis import STOPWORDS, QueryTerms, path_words, stem
 from semantic.fusion import ChunkMeta, Ranked, definition_match, fuse
 from semantic.path_leg import by_basename, by_path_word, path_files
 from semantic.ranking import DEFAULT, RankingConfig
-from storage.tokens import split_identifier
+from storage.tokens import split_words
 
 __all__ = [
     "VIEWS",
@@ -280,7 +280,7 @@ _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 @functools.lru_cache(maxsize=32_768)
 def _line_words(line: str) -> frozenset[str]:
     """The words of one line's identifiers (a code view splits the same lines for every query)."""
-    return frozenset(w for t in _WORDS.findall(line) for w in split_identifier(t))
+    return frozenset(w for t in _WORDS.findall(line) for w in split_words(t))
 
 
 def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float:
@@ -291,7 +291,7 @@ def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float
         return 1.0
     if not terms.words:
         return 0.0
-    toks = set(split_identifier(last)).union(*map(_line_words, lines))
+    toks = set(split_words(last)).union(*map(_line_words, lines))
     return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
 
 
@@ -325,7 +325,9 @@ def code_view(
     order it names them, then in line order), else the definition around it, else the chunk
     itself. A definition out of a chunk of several scores by how much of the query its own
     lines match (``config.code_split_decay``); each definition is listed once, at its best."""
-    scored: list[tuple[float, int, SearchHit]] = []
+    scored: list[
+        tuple[float, int, tuple[Ranked, ChunkText, list[str], int, str | None, int, int, str | None]]
+    ] = []
     seen: set[tuple[str, int]] = set()
     decay = config.code_split_decay
     for r, row, defs in ranked:
@@ -355,11 +357,16 @@ def code_view(
             seen.add(key)
             lo = max(int(s_line), row.start_line) - row.start_line
             score = r.code_score * (decay + (1.0 - decay) * mine / best) if len(chosen) > 1 else r.code_score
-            text, at = snippet_at("\n".join(lines[lo:]), row.start_line + lo)
-            hit = SearchHit(
+            scored.append((score, len(scored), (r, row, lines, lo, qn, int(s_line), int(e_line), sig)))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    out: list[SearchHit] = []
+    for score, _n, (r, row, lines, lo, qn, s_line, e_line, sig) in scored[:k]:  # snippets of those listed
+        text, at = snippet_at("\n".join(lines[lo:]), row.start_line + lo)
+        out.append(
+            SearchHit(
                 path=row.path,
-                start_line=int(s_line),
-                end_line=int(e_line),
+                start_line=s_line,
+                end_line=e_line,
                 symbol=qn,
                 signature=sig,
                 snippet=text,
@@ -368,6 +375,5 @@ def code_view(
                 ranks=dict(r.ranks),
                 snippet_line=at,
             )
-            scored.append((score, len(scored), hit))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    return [h for _, _, h in scored[:k]]
+        )
+    return out

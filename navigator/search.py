@@ -253,18 +253,17 @@ class SemanticSearch(VectorSync):
         definitions of ``config.code_kinds`` that overlap each of the best."""
         code_kinds = self.config.code_kinds
         top = ranked[: code_view_depth(k)]
-        read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = []
-        for start in range(0, len(top), 50):
-            part = top[start : start + 50]
-            rows = self.store.chunks_by_ids([r.id for r in part])
-            for r in part:
-                row = rows.get(r.id)
-                if row is None:
-                    continue
-                defs = self.store.definitions_in(
-                    row.path, kinds=code_kinds, start_line=row.start_line, end_line=row.end_line
-                )
-                read.append((r, row, list(defs)))
+        rows = self.store.chunks_by_ids([r.id for r in top])
+        found = [(r, rows[r.id]) for r in top if r.id in rows]
+        by_file = self.store.definitions_of([row.path for _r, row in found], kinds=code_kinds)
+        read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = [
+            (
+                r,
+                row,
+                [d for d in by_file.get(row.path, ()) if d[2] >= row.start_line and d[1] <= row.end_line],
+            )
+            for r, row in found
+        ]
         return code_view(read, terms, k, config=self.config)
 
     def search(

@@ -22,7 +22,7 @@ from typing import TypeVar
 from semantic.analysis import QueryTerms
 from semantic.issue_text import Frame
 from semantic.ranking import DEFAULT, Ranker, RankingConfig
-from storage.tokens import split_identifier
+from storage.tokens import split_words
 
 __all__ = [
     "ChunkMeta",
@@ -112,7 +112,7 @@ def definition_match(symbol: str | None, terms: QueryTerms, *, config: RankingCo
     for ident in terms.identifiers:
         if _same_name(ident.rsplit(".", 1)[-1], last) or _same_name(ident, symbol):
             return True
-    parts = split_identifier(last)
+    parts = split_words(last)
     if len(parts) >= 2:
         if config.said_parts and terms.said:
             # ``replace_file`` for "where is a file's rows replaced": "file" is a stopword, but said.
@@ -133,7 +133,7 @@ def stem_match(path: str, terms: QueryTerms) -> bool:
     name = path.rsplit("/", 1)[-1].split(".", 1)[0]
     if not name or name.lower() in _STEM_SKIP:
         return False
-    words = split_identifier(name)
+    words = split_words(name)
     if not words:
         return False
     return all(w in terms.stems for w in words)

@@ -464,6 +464,16 @@ class FakeIndex:
             and d.span.start_line <= end_line
         ]
 
+    def definitions_of(
+        self, paths: Sequence[str], *, kinds: Sequence[str]
+    ) -> dict[str, list[DefinitionSpan]]:
+        out: dict[str, list[DefinitionSpan]] = {}
+        for path in dict.fromkeys(paths):
+            got = self.definitions_in(path, kinds=kinds, start_line=1, end_line=2**31 - 1)
+            if got:
+                out[path] = got
+        return out
+
     # -- references ------------------------------------------------------------------------
 
     def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
@@ -560,9 +570,13 @@ class FakeIndex:
                 out[p] = min(mine)[1]
         return out
 
-    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
-        mine = sorted((c.start_line, c.id, c.text) for c in self._chunks.values() if c.file.path == path)
-        return [(start, text) for start, _id, text in mine]
+    def file_chunk_texts(self, paths: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        wanted = set(paths)
+        out: dict[str, list[tuple[int, str]]] = {}
+        for c in sorted(self._chunks.values(), key=lambda c: (c.file.path, c.start_line, c.id)):
+            if c.file.path in wanted:
+                out.setdefault(c.file.path, []).append((c.start_line, c.text))
+        return out
 
     def chunk_keys(self) -> list[ChunkKey]:
         return [ChunkKey(c.id, c.hash, c.file.path, c.symbol, c.signature) for c in self._chunks.values()]

@@ -374,6 +374,12 @@ class IndexQueries(VectorCache, TextStats, Protocol):
 
     # -- references ------------------------------------------------------------------------
 
+    def definitions_of(
+        self, paths: Sequence[str], *, kinds: Sequence[str]
+    ) -> dict[str, list[DefinitionSpan]]:
+        """:meth:`definitions_in` of each of ``paths``, every line (one read for many files)."""
+        ...
+
     def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:
         """The syntax references to ``name``, by path, line and column."""
         ...
@@ -431,8 +437,9 @@ class IndexQueries(VectorCache, TextStats, Protocol):
         """Each path's first chunk (by line), for the paths that have one."""
         ...
 
-    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
-        """The chunks of one file as (start line, text), by start line (the file's indexed lines)."""
+    def file_chunk_texts(self, paths: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """The chunks of each of ``paths`` as (start line, text), by start line (the file's indexed
+        lines); a path the index does not hold is left out."""
         ...
 
     def chunk_keys(self) -> list[ChunkKey]:

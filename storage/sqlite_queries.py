@@ -131,6 +131,24 @@ class IndexReads(TextReads):
         )
         return [DefinitionSpan(str(qn), int(sl), int(el), sig) for qn, sl, el, sig in rows]
 
+    def definitions_of(
+        self, paths: Sequence[str], *, kinds: Sequence[str]
+    ) -> dict[str, list[DefinitionSpan]]:
+        out: dict[str, list[DefinitionSpan]] = {}
+        wanted = list(dict.fromkeys(paths))
+        marks = ",".join("?" * len(kinds))
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows = self._rows(
+                f"SELECT f.path, s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
+                f"JOIN files f ON f.id = s.file_id WHERE f.path IN ({','.join('?' * len(part))}) "
+                f"AND s.kind IN ({marks}) ORDER BY f.path, s.start_line, s.id",
+                (*part, *kinds),
+            )
+            for path, qn, sl, el, sig in rows:
+                out.setdefault(str(path), []).append(DefinitionSpan(str(qn), int(sl), int(el), sig))
+        return out
+
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
         return self._symbols("s.name = ?", (name,), limit=1000)
 
@@ -298,13 +316,19 @@ class IndexReads(TextReads):
                 out[p] = int(r[0])
         return out
 
-    def file_chunk_texts(self, path: str) -> list[tuple[int, str]]:
-        rows = self._rows(
-            "SELECT c.start_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
-            " WHERE f.path = ? ORDER BY c.start_line, c.id",
-            (path,),
-        )
-        return [(int(start), str(text)) for start, text in rows]
+    def file_chunk_texts(self, paths: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        out: dict[str, list[tuple[int, str]]] = {}
+        wanted = list(dict.fromkeys(paths))
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows = self._rows(
+                "SELECT f.path, c.start_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id"
+                f" WHERE f.path IN ({','.join('?' * len(part))}) ORDER BY f.path, c.start_line, c.id",
+                part,
+            )
+            for path, line, text in rows:
+                out.setdefault(str(path), []).append((int(line), str(text)))
+        return out
 
     def chunk_keys(self) -> list[ChunkKey]:
         return [

@@ -27,6 +27,12 @@ def split_identifier(name: str) -> list[str]:
 
 
 @lru_cache(maxsize=262_144)
+def split_words(name: str) -> tuple[str, ...]:
+    """:func:`split_identifier`, remembered (a ranking splits the same names query after query)."""
+    return tuple(split_identifier(name))
+
+
+@lru_cache(maxsize=262_144)
 def _expand(token: str) -> str:
     whole = token.lower().strip("_")
     if not whole:

@@ -395,10 +395,19 @@ def test_definitions_in_a_chunk_s_lines(index: IndexQueries) -> None:
 
 
 def test_a_file_s_chunk_texts_and_the_names_a_span_uses(index: IndexQueries) -> None:
-    texts = index.file_chunk_texts("src/orders.py")
-    assert [start for start, _ in texts] == [1, 4]
-    assert texts[1][1].startswith("class OrderBook:")
-    assert index.file_chunk_texts("nope.py") == []
+    texts = index.file_chunk_texts(["src/orders.py", "nope.py", "web/app.ts"])
+    assert set(texts) == {"src/orders.py", "web/app.ts"}
+    assert [start for start, _ in texts["src/orders.py"]] == [1, 4]
+    assert texts["src/orders.py"][1][1].startswith("class OrderBook:")
+    assert index.file_chunk_texts([]) == {}
+    defs = index.definitions_of(["src/billing.py", "src/orders.py", "nope.py"], kinds=("class", "method"))
+    assert {p: [d.qualified_name for d in ds] for p, ds in defs.items()} == {
+        "src/billing.py": ["InvoicePrinter", "InvoicePrinter.render_pdf"],
+        "src/orders.py": ["OrderBook", "OrderBook.add"],
+    }
+    assert defs["src/billing.py"] == index.definitions_in(
+        "src/billing.py", kinds=("class", "method"), start_line=1, end_line=99
+    )
     assert index.names_used_in("src/orders.py", 1, 2) == {"book"}
     assert index.names_used_in("src/orders.py", 1, 9) == {"book", "createSalesOrder"}
     assert index.names_used_in("src/orders.py", 3, 5) == set()
