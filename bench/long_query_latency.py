@@ -1,6 +1,7 @@
 """Warm search latency of 2,000-word queries against one-line ones, in-process, lexical legs.
 
-    PYTHONPATH=$PWD python bench/long_query_latency.py INDEX.db TREE "one-line summary" [--rounds 15]
+    PYTHONPATH=$PWD python bench/long_query_latency.py INDEX.db TREE "one-line summary" [--rounds 15] \
+        [--view files --view code --view code-fused] [--k 10]
 
 The long query is the one-line summary followed by 2,000 words of TREE's README / change log
 (as ``loc_bench.py --long-per-repo``), then a Python traceback naming two of TREE's files; each
@@ -13,6 +14,7 @@ daemon (``Navigator.search`` over its socket; the index must be TREE/.nav).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -28,6 +30,7 @@ from loc_bench import long_text  # noqa: E402
 
 from bench.harness.stats import percentile as pct  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
+from semantic.ranking import DEFAULT  # noqa: E402
 from storage.db import Store  # noqa: E402
 
 LEXICAL = ("bm25", "symbols", "path", "refs")
@@ -38,7 +41,9 @@ def traceback_of(store: Store) -> str:
         "SELECT f.path, s.name FROM symbols s JOIN files f ON f.id = s.file_id "
         "WHERE s.kind IN ('function', 'method') AND f.path LIKE '%.py' ORDER BY s.id LIMIT 2"
     ).fetchall()
-    frames = "".join(f'  File "/usr/lib/python3.12/site-packages/{p}", line 10, in {n}\n    x = y()\n' for p, n in rows)
+    frames = "".join(
+        f'  File "/usr/lib/python3.12/site-packages/{p}", line 10, in {n}\n    x = y()\n' for p, n in rows
+    )
     return "\nTraceback (most recent call last):\n" + frames + "ValueError: boom\n"
 
 
@@ -63,6 +68,14 @@ def main() -> None:
     ap.add_argument("tree")
     ap.add_argument("query")
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--k", type=int, default=50)
+    ap.add_argument(
+        "--view",
+        action="append",
+        choices=("files", "code", "code-fused"),
+        help="views timed in process, each round in turn (default: files); code-fused: the code view "
+        "without the learned order (RankingConfig.code_order=None)",
+    )
     ap.add_argument(
         "--daemon",
         action="store_true",
@@ -80,12 +93,24 @@ def main() -> None:
         try:
             client.connect()
             timed_rounds(
-                "daemon", lambda q: client.search(q, k=50), queries_of(store, Path(args.tree), args.query), args.rounds
+                "daemon",
+                lambda q: client.search(q, k=50),
+                queries_of(store, Path(args.tree), args.query),
+                args.rounds,
             )
         finally:
             client.stop()
             client.close()
-    timed_rounds("in-process", lambda q: search.search(q, k=50, legs=LEXICAL), queries_of(store, Path(args.tree), args.query), args.rounds)
+    queries = queries_of(store, Path(args.tree), args.query)
+    fused = SemanticSearch(store, config=dataclasses.replace(DEFAULT, code_order=None), share_with=search)
+    for view in args.view or ["files"]:
+        engine, how = (fused, "code") if view == "code-fused" else (search, view)
+        timed_rounds(
+            f"in-process, {view} view, k={args.k}",
+            lambda q, engine=engine, how=how: engine.search(q, k=args.k, legs=LEXICAL, view=how),
+            queries,
+            args.rounds,
+        )
     chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     print(f"{args.db}: {chunks} chunks")
     store.close()
@@ -96,7 +121,8 @@ def queries_of(store: Store, tree: Path, summary: str) -> dict[str, str]:
     return {
         "one-line": summary,
         "2,000 words": long_query(tree, summary) + tb,
-        "2,000 words, other summary": long_query(tree, "an unrelated summary about configuration loading") + tb,
+        "2,000 words, other summary": long_query(tree, "an unrelated summary about configuration loading")
+        + tb,
     }
 
 

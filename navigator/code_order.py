@@ -250,27 +250,27 @@ class _FileLines:
     """One file's indexed lines (``text[n]`` is line ``n``; "" where the index holds none) and each
     line's parts (:func:`_line`), split when a candidate first reads them."""
 
-    def __init__(self, chunks: Iterable[tuple[int, str]]) -> None:
-        held: dict[int, str] = {}
-        for start, chunk in chunks:
-            for offset, line in enumerate(chunk.splitlines()):
-                held.setdefault(start + offset, line)
-        self.last = max(held, default=0)
-        self.text = [""] * (self.last + 2)
-        for n, line in held.items():
-            self.text[n] = line
+    def __init__(self, chunks: Sequence[tuple[int, str]]) -> None:
+        parts = [(start, chunk.splitlines()) for start, chunk in chunks]
+        self.last = max((start + len(lines) - 1 for start, lines in parts), default=0)
         size = self.last + 2
+        self.text = [""] * size
+        for start, lines in reversed(parts):  # the first chunk holding a line gives it
+            self.text[start : start + len(lines)] = lines
         self._tokens: list[frozenset[str]] = [frozenset()] * size
         self._words: list[tuple[str, ...]] = [()] * size
         self._literals: list[tuple[str, ...]] = [()] * size
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
 
-    def _fill(self, numbers: Iterable[int]) -> None:
-        for n in numbers:
-            if not self._split[n]:
-                self._split[n] = 1
-                self._tokens[n], self._words[n], self._literals[n], self._raised[n] = _line(self.text[n])
+    def _fill(self, lo: int, hi: int) -> None:
+        """Split lines ``lo``..``hi - 1`` (a line split before is split again from the cache)."""
+        tokens, words, literals, raised = zip(*map(_line, self.text[lo:hi]), strict=True)
+        self._tokens[lo:hi] = tokens
+        self._words[lo:hi] = words
+        self._literals[lo:hi] = literals
+        self._raised[lo:hi] = raised
+        self._split[lo:hi] = b"\x01" * (hi - lo)
 
     def span(self, start: int, end: int) -> _Parts:
         """The tokens, word counts, quoted literals and raised names of lines ``start``..``end``."""
@@ -278,7 +278,7 @@ class _FileLines:
         if lo >= hi:
             return set(), Counter(), [], set()
         if self._split.find(0, lo, hi) >= 0:
-            self._fill(range(lo, hi))
+            self._fill(lo, hi)
         return (
             set().union(*self._tokens[lo:hi]),
             Counter(chain.from_iterable(self._words[lo:hi])),
@@ -287,13 +287,21 @@ class _FileLines:
         )
 
     def rows(self, numbers: list[int]) -> _Parts:
-        """:meth:`span` of some lines."""
-        self._fill(numbers)
+        """:meth:`span` of some lines (in order), read by runs of consecutive lines."""
+        runs: list[tuple[int, int]] = []
+        for n in numbers:
+            if runs and runs[-1][1] == n:
+                runs[-1] = (runs[-1][0], n + 1)
+            else:
+                runs.append((n, n + 1))
+        for lo, hi in runs:
+            if self._split.find(0, lo, hi) >= 0:
+                self._fill(lo, hi)
         return (
-            set().union(*(self._tokens[n] for n in numbers)),
-            Counter(chain.from_iterable(self._words[n] for n in numbers)),
-            [lit for n in numbers for lit in self._literals[n]],
-            set().union(*(self._raised[n] for n in numbers)),
+            set().union(*(t for lo, hi in runs for t in self._tokens[lo:hi])),
+            Counter(chain.from_iterable(w for lo, hi in runs for w in self._words[lo:hi])),
+            [lit for lo, hi in runs for lits in self._literals[lo:hi] for lit in lits],
+            set().union(*(r for lo, hi in runs for r in self._raised[lo:hi])),
         )
 
     def uncovered(self, spans: Iterable[tuple[int, int]]) -> list[int]:
