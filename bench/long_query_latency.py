@@ -103,14 +103,12 @@ def main() -> None:
             client.close()
     queries = queries_of(store, Path(args.tree), args.query)
     fused = SemanticSearch(store, config=dataclasses.replace(DEFAULT, code_order=None), share_with=search)
-    for view in args.view or ["files"]:
+    views = args.view or ["files"]
+    runners: dict[str, Callable[[str], object]] = {}
+    for view in views:
         engine, how = (fused, "code") if view == "code-fused" else (search, view)
-        timed_rounds(
-            f"in-process, {view} view, k={args.k}",
-            lambda q, engine=engine, how=how: engine.search(q, k=args.k, legs=LEXICAL, view=how),
-            queries,
-            args.rounds,
-        )
+        runners[view] = lambda q, engine=engine, how=how: engine.search(q, k=args.k, legs=LEXICAL, view=how)
+    paired_rounds(f"in-process, k={args.k}", runners, queries, args.rounds)
     chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     print(f"{args.db}: {chunks} chunks")
     store.close()
@@ -141,6 +139,33 @@ def timed_rounds(label: str, run: Callable[[str], object], queries: dict[str, st
     for name, xs in times.items():
         med = statistics.median(xs)
         print(f"  {name}: p50 {med:.1f} ms, p95 {pct(xs, 0.95):.1f} ms, x{med / base:.1f} of one-line")
+
+
+def paired_rounds(
+    label: str, runners: dict[str, Callable[[str], object]], queries: dict[str, str], rounds: int
+) -> None:
+    """:func:`timed_rounds` of several views at once: each round runs every query in every view in
+    turn, so the views share the machine's state; the ratios are of medians of the same rounds."""
+    for run in runners.values():
+        for q in queries.values():
+            run(q)
+    times: dict[tuple[str, str], list[float]] = {(v, n): [] for v in runners for n in queries}
+    for _ in range(rounds):
+        for name, q in queries.items():
+            for view, run in runners.items():
+                t0 = time.perf_counter()
+                run(q)
+                times[(view, name)].append((time.perf_counter() - t0) * 1e3)
+    first = next(iter(runners))
+    print(f"{label}: {len(queries['2,000 words'].split())} words, {rounds} rounds, views {list(runners)}")
+    for name in queries:
+        base = statistics.median(times[(first, name)])
+        for view in runners:
+            xs = times[(view, name)]
+            med = statistics.median(xs)
+            print(
+                f"  {name} [{view}]: p50 {med:.1f} ms, p95 {pct(xs, 0.95):.1f} ms, x{med / base:.2f} of {first}"
+            )
 
 
 if __name__ == "__main__":

@@ -23,18 +23,23 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import compress
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from navigator.pipeline import snippet_at
 from navigator.results import SearchHit
 from semantic.analysis import QueryTerms
-from storage.query import IndexQueries
+from storage.query import IndexQueries, KindedDefinition
 from storage.tokens import split_words
 
 __all__ = [
@@ -183,7 +188,17 @@ class OrderModel:
             raise ValueError(f"{source}: a signal's scale is not positive")
         return cls(names, ranks, mean, scale, weight, intercept, source)
 
-    def score(self, signals: dict[str, float]) -> float:
+    def scores(self, rows: Sequence[Mapping[str, float]]) -> list[float]:
+        """:meth:`score` of many candidates at once."""
+        if not rows:
+            return []
+        x = np.array([[r[n] for n in self.features] for r in rows], dtype=np.float64)
+        ranks = [i for i, n in enumerate(self.features) if n in self.rank_features]
+        x[:, ranks] = 1.0 / (1.0 + x[:, ranks])
+        out = ((x - np.array(self.mean)) / np.array(self.scale)) @ np.array(self.weight) + self.intercept
+        return [float(v) for v in out]
+
+    def score(self, signals: Mapping[str, float]) -> float:
         total = self.intercept
         for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.weight, strict=True):
             x = signals[name]
@@ -243,7 +258,48 @@ def _line(line: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], 
     return frozenset(tokens), words, literals, raised
 
 
-_Parts = tuple[set[str], Counter[str], list[str], set[str]]
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """What a pool's spans are matched against: the query's words, its identifier tokens, the
+    literals it quotes and the error names it says."""
+
+    words: tuple[str, ...]
+    idents: tuple[str, ...]
+    text: str
+    raise_names: frozenset[str]
+    word_set: frozenset[str] = frozenset()
+    word_at: dict[str, int] = field(default_factory=dict)
+    ident_set: frozenset[str] = frozenset()
+    ident_at: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, words: Sequence[str], idents: Iterable[str], text: str, raise_names: Iterable[str]) -> _Query:
+        ws, ids = tuple(words), tuple(sorted(idents))
+        return cls(
+            ws, ids, text, frozenset(raise_names), frozenset(ws), {w: n for n, w in enumerate(ws)},
+            frozenset(ids), {t: n for n, t in enumerate(ids)},
+        )  # fmt: skip
+
+    def quotes(self, literals: Iterable[str]) -> bool:
+        """Whether one of ``literals`` (split at format placeholders) is quoted by the query:
+        a part of at least 12 characters found in its text."""
+        return any(
+            len(part.strip()) >= 12 and part.strip() in self.text
+            for lit in literals
+            for part in _FORMAT.split(lit)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Spans:
+    """:meth:`_FileLines.aggregate`'s sums, a row per span."""
+
+    tf: npt.NDArray[np.int64]
+    """(spans, query words): each word's count among the span's words."""
+    length: npt.NDArray[np.int64]
+    idents: npt.NDArray[np.int64]
+    quoted: npt.NDArray[np.bool_]
+    raising: npt.NDArray[np.bool_]
 
 
 class _FileLines:
@@ -262,6 +318,13 @@ class _FileLines:
         self._literals: list[tuple[str, ...]] = [()] * size
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
+        self._len_cache: npt.NDArray[np.int64] | None = None
+
+    def _lens(self) -> npt.NDArray[np.int64]:
+        """Each line's word count (0 for a line not split yet), kept until more are split."""
+        if self._len_cache is None:
+            self._len_cache = np.fromiter(map(len, self._words), dtype=np.int64, count=self.last + 2)
+        return self._len_cache
 
     def _fill(self, lo: int, hi: int) -> None:
         """Split lines ``lo``..``hi - 1`` (a line split before is split again from the cache)."""
@@ -271,37 +334,70 @@ class _FileLines:
         self._literals[lo:hi] = literals
         self._raised[lo:hi] = raised
         self._split[lo:hi] = b"\x01" * (hi - lo)
+        self._len_cache = None
 
-    def span(self, start: int, end: int) -> _Parts:
-        """The tokens, word counts, quoted literals and raised names of lines ``start``..``end``."""
+    def _clip(self, start: int, end: int) -> tuple[int, int]:
+        """Lines ``start``..``end`` as the index holds them: [lo, hi)."""
         lo, hi = max(start, 0), min(end, self.last) + 1
-        if lo >= hi:
-            return set(), Counter(), [], set()
-        if self._split.find(0, lo, hi) >= 0:
-            self._fill(lo, hi)
-        return (
-            set().union(*self._tokens[lo:hi]),
-            Counter(chain.from_iterable(self._words[lo:hi])),
-            list(chain.from_iterable(self._literals[lo:hi])),
-            set().union(*self._raised[lo:hi]),
-        )
+        return lo, max(lo, hi)
 
-    def rows(self, numbers: list[int]) -> _Parts:
-        """:meth:`span` of some lines (in order), read by runs of consecutive lines."""
-        runs: list[tuple[int, int]] = []
-        for n in numbers:
-            if runs and runs[-1][1] == n:
-                runs[-1] = (runs[-1][0], n + 1)
-            else:
-                runs.append((n, n + 1))
-        for lo, hi in runs:
-            if self._split.find(0, lo, hi) >= 0:
+    def aggregate(
+        self, spans: Sequence[tuple[int, int]], uncovered: Sequence[int] | None, query: _Query
+    ) -> _Spans:
+        """Per span (and for the lines ``uncovered``, when given, as one more row last): how often
+        each query word is among its words, how many words it has, how many of the query's
+        identifier tokens it holds, and whether it quotes a literal of the query or raises an
+        error the query names. Each needed line is split once; the sums are prefix sums."""
+        ranges = [self._clip(s, e) for s, e in spans]
+        needed = [(1, self.last + 1)] if uncovered is not None else ranges  # a whole file, or spans
+        for lo, hi in needed:
+            if lo < hi and self._split.find(0, lo, hi) >= 0:
                 self._fill(lo, hi)
-        return (
-            set().union(*(t for lo, hi in runs for t in self._tokens[lo:hi])),
-            Counter(chain.from_iterable(w for lo, hi in runs for w in self._words[lo:hi])),
-            [lit for lo, hi in runs for lits in self._literals[lo:hi] for lit in lits],
-            set().union(*(r for lo, hi in runs for r in self._raised[lo:hi])),
+        size = self.last + 2
+        lens = self._lens()
+        counts = np.zeros((len(query.words), size), dtype=np.int64)
+        if query.words:
+            rows, cols = [], []
+            for x in compress(range(size), map(operator.not_, map(query.word_set.isdisjoint, self._words))):
+                for w in self._words[x]:
+                    at = query.word_at.get(w)
+                    if at is not None:
+                        rows.append(at)
+                        cols.append(x)
+            np.add.at(counts, (rows, cols), 1)
+        idents = np.zeros((len(query.idents), size), dtype=np.int64)
+        if query.idents:
+            rows, cols = [], []
+            for x in compress(range(size), map(operator.not_, map(query.ident_set.isdisjoint, self._tokens))):
+                for t in self._tokens[x] & query.ident_set:
+                    rows.append(query.ident_at[t])
+                    cols.append(x)
+            idents[rows, cols] = 1
+        quoted = np.zeros(size, dtype=np.int64)
+        for x in compress(range(size), self._literals):
+            quoted[x] = query.quotes(self._literals[x])
+        raising = np.zeros(size, dtype=np.int64)
+        for x in compress(range(size), self._raised):
+            raising[x] = bool(self._raised[x] & query.raise_names)
+        starts = np.array([r[0] for r in ranges], dtype=np.int64)
+        ends = np.array([r[1] for r in ranges], dtype=np.int64)
+
+        def total(a: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            prefix = np.zeros((*a.shape[:-1], size + 1), dtype=np.int64)
+            np.cumsum(a, axis=-1, out=prefix[..., 1:])
+            out: npt.NDArray[np.int64] = prefix[..., ends] - prefix[..., starts]
+            if uncovered is not None:
+                mask = np.zeros(size, dtype=np.int64)
+                mask[list(uncovered)] = 1
+                out = np.concatenate([out, (a * mask).sum(axis=-1)[..., None]], axis=-1)
+            return out
+
+        return _Spans(
+            tf=total(counts).T,
+            length=total(lens),
+            idents=(total(idents) > 0).sum(axis=0),
+            quoted=total(quoted) > 0,
+            raising=total(raising) > 0,
         )
 
     def uncovered(self, spans: Iterable[tuple[int, int]]) -> list[int]:
@@ -327,6 +423,29 @@ class _FileLines:
         return snippet_at("\n".join(self.text[n] for n in run), at)
 
 
+_FILES: OrderedDict[tuple[str, tuple[tuple[int, str], ...]], _FileLines] = OrderedDict()
+_FILES_KEPT = 64
+_FILES_LOCK = threading.Lock()
+
+
+def _file_lines(path: str, chunks: Sequence[tuple[int, str]]) -> _FileLines:
+    """The lines of a file of these chunks, split as earlier queries split them: the last
+    :data:`_FILES_KEPT` files read are kept, keyed by their indexed text (a file changed since
+    is another key), so the files a session keeps asking about are split once."""
+    key = (path, tuple(chunks))
+    with _FILES_LOCK:
+        got = _FILES.get(key)
+        if got is not None:
+            _FILES.move_to_end(key)
+            return got
+    got = _FileLines(chunks)
+    with _FILES_LOCK:
+        _FILES[key] = got
+        while len(_FILES) > _FILES_KEPT:
+            _FILES.popitem(last=False)
+    return got
+
+
 def _path_match(a: str, b: str) -> bool:
     return a.endswith(b) or b.endswith(a)
 
@@ -335,9 +454,17 @@ class _Defs:
     """The pool's files' definitions (of :data:`ORDER_KINDS`, by start line), read for many files
     at once."""
 
-    def __init__(self, index: IndexQueries) -> None:
+    def __init__(
+        self, index: IndexQueries, known: Mapping[str, Sequence[KindedDefinition]] | None = None
+    ) -> None:
         self.index = index
         self._defs: dict[str, list[tuple[int, int, str, str | None]]] = {}
+        for path, got in (known or {}).items():
+            self._defs[path] = [
+                (d.start_line, d.end_line, d.qualified_name, d.signature)
+                for d in got
+                if d.kind in ORDER_KINDS
+            ]
 
     def read(self, paths: Iterable[str]) -> None:
         """Read the definitions of those of ``paths`` not read yet, in one go."""
@@ -388,11 +515,13 @@ def candidates(
     code_hits: Sequence[SearchHit],
     *,
     pool_files: int = POOL_FILES,
+    definitions: Mapping[str, Sequence[KindedDefinition]] | None = None,
 ) -> list[Candidate]:
     """The pool of one query and each candidate's :data:`FEATURES`, from the files view's hits
     and the fused code view's (each at depth :data:`CODE_DEPTH`) of the same legs; ``terms``:
-    the query's terms as the search read them, ``text``: the query as asked."""
-    defs = _Defs(index)
+    the query's terms as the search read them, ``text``: the query as asked; ``definitions``:
+    files' definitions already read (any kinds, :data:`ORDER_KINDS` among them)."""
+    defs = _Defs(index, definitions)
     files = list(dict.fromkeys(h.path for h in files_hits))
     defs.read([h.path for h in code_hits] + files[:pool_files])
     language = {h.path: h.language for h in (*files_hits, *code_hits)}
@@ -435,11 +564,12 @@ def candidates(
     best_file = max(file_score.values(), default=1.0) or 1.0
     query_tokens = set(_WORD.findall(text))
     ident_tokens = {t for i in terms.identifiers for t in _WORD.findall(i) if len(t) > 2}
+    query = _Query.of(words, ident_tokens, text, query_tokens - {"Exception", "Error"})
     hits_in = Counter(p for p, _n in nav)
     out: list[Candidate] = []
     texts = index.file_chunk_texts(list(by_path))
     for path, names in by_path.items():
-        lines = _FileLines(texts.get(path, ()))
+        lines = _file_lines(path, texts.get(path, []))
         spans = {qn: (s, e, sig) for s, e, qn, sig in defs.of(path)}
         uncovered: list[int] | None = None
         nonsrc = float(non_source(path, language.get(path)))
@@ -447,26 +577,30 @@ def candidates(
         code_file_rank = float(code_files.index(path)) if path in code_files else ABSENT
         frame_file = next((p for p, (fp, _fn) in enumerate(frames) if _path_match(fp, path)), -1)
         path_named = float(any(_path_match(path, p) for p in terms.paths))
+        def_names = [n for n in names if n in spans]
+        if len(def_names) < len(names):  # <module>: the lines no definition covers
+            uncovered = lines.uncovered([(cs, ce) for cs, ce, _sig in spans.values()])
+        agg = lines.aggregate([spans[n][:2] for n in def_names], uncovered, query)
+        row_of = {n: i for i, n in enumerate(def_names)}
         mine: list[Candidate] = []
         for name in names:
             last = name.rsplit(".", 1)[-1]
+            row = row_of.get(name, len(def_names))
             if name in spans:
                 s, e, sig = spans[name]
-                body, toks, literals, raised = lines.span(s, e)
                 first = s
-                text_lines = lines.text[s : e + 1]
-            else:  # <module>: the lines no definition covers
-                if uncovered is None:
-                    uncovered = lines.uncovered([(cs, ce) for cs, ce, _sig in spans.values()])
-                body, toks, literals, raised = lines.rows(uncovered)
+            else:
                 s, e, sig = 1, max(lines.last, 1), None
                 first = uncovered[0] if uncovered else 1
-                text_lines = []
-            toks.update(split_words(last))
-            length = sum(toks.values()) or 1
-            present = [w for w in words if w in toks]
+            tf = {words[j]: int(c) for j, c in enumerate(agg.tf[row]) if c}
+            name_words = split_words(last)
+            for w in name_words:
+                if w in query.word_at:
+                    tf[w] = tf.get(w, 0) + 1
+            length = int(agg.length[row]) + len(name_words) or 1
+            present = [w for w in words if w in tf]
             bm25 = sum(
-                idf[w] * toks[w] * 2.2 / (toks[w] + 1.2 * (0.25 + 0.75 * length / _AVG_LEN)) for w in present
+                idf[w] * tf[w] * 2.2 / (tf[w] + 1.2 * (0.25 + 0.75 * length / _AVG_LEN)) for w in present
             )
             is_module = name == MODULE
             name_toks = list(split_words(last)) if not is_module else []
@@ -475,7 +609,7 @@ def candidates(
             frame_pos = next(
                 (p for p, (fp, fn) in enumerate(frames) if fn == last and _path_match(fp, path)), -1
             )
-            found = ident_tokens & body
+            found = int(agg.idents[row])
             key = (path, name)
             signals = {
                 "code_rank": float(nav_rank.get(key, ABSENT)),
@@ -506,16 +640,10 @@ def candidates(
                 "long": float(terms.long),
                 "code_score_share": code_score.get(key, 0.0) / best_code,
                 "files_score_share": file_score.get(path, 0.0) / best_file,
-                "idents_in_body": float(len(found)),
-                "idents_in_body_share": len(found) / len(ident_tokens) if ident_tokens else 0.0,
-                "literal_quoted": float(
-                    any(
-                        len(part.strip()) >= 12 and part.strip() in text
-                        for lit in literals
-                        for part in _FORMAT.split(lit)
-                    )
-                ),
-                "raises_named": float(bool(raised & query_tokens - {"Exception", "Error"})),
+                "idents_in_body": float(found),
+                "idents_in_body_share": found / len(ident_tokens) if ident_tokens else 0.0,
+                "literal_quoted": float(agg.quoted[row]),
+                "raises_named": float(agg.raising[row]),
                 "callee_of_named": float(not is_module and last in callees_named),
                 "callee_of_frame": float(not is_module and last in callees_frame),
                 "fan_in_log": math.log1p(fan_in.get(last, 0)) if not is_module else 0.0,
@@ -523,7 +651,7 @@ def candidates(
             if is_module:  # from its first line that is not blank, up to the next definition
                 snip, at = lines.module_snippet(uncovered or [])
             else:
-                snip, at = snippet_at("\n".join(text_lines[:_SNIPPET_READ]), first)
+                snip, at = snippet_at("\n".join(lines.text[s : min(e, s + _SNIPPET_READ) + 1]), first)
             mine.append(
                 Candidate(path, name, s, e, sig, language.get(path), first_hit.get(key), signals, snip, at)
             )
@@ -543,14 +671,15 @@ def learned_code_view(
     k: int,
     *,
     model: OrderModel | None = None,
+    definitions: Mapping[str, Sequence[KindedDefinition]] | None = None,
 ) -> list[SearchHit]:
     """The code view's first ``k`` definitions in the learned order (see the module's doc). A
     candidate that is a fused code-view hit keeps its hit (its snippet, its legs' ranks); the
     others are listed by their own lines. Each hit's score is the model's probability."""
     model = model or load_model()
-    pool = candidates(index, terms, text, files_hits, code_hits)
-    for c in pool:
-        c.score = model.score(c.signals)
+    pool = candidates(index, terms, text, files_hits, code_hits, definitions=definitions)
+    for c, score in zip(pool, model.scores([c.signals for c in pool]), strict=True):
+        c.score = score
     pool.sort(key=lambda c: -c.score)
     out: list[SearchHit] = []
     for c in pool:

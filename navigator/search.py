@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from navigator.code_order import CODE_DEPTH, learned_code_view, load_model
+from navigator.code_order import CODE_DEPTH, ORDER_KINDS, learned_code_view, load_model
 from navigator.pipeline import (
     VIEWS,
     Candidates,
@@ -52,7 +52,7 @@ from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.db import Store
 from storage.errors import IndexDamagedError, IndexIOError, StorageError
-from storage.query import Scope
+from storage.query import KindedDefinition, Scope
 from storage.tokens import fts_query
 
 log = logging.getLogger(__name__)
@@ -248,19 +248,37 @@ class SemanticSearch(VectorSync):
         rows = self.store.chunks_by_ids([r.id for r in ranked])
         return [chunk_hit(r, rows[r.id]) for r in ranked if r.id in rows]
 
-    def _code_hits(self, ranked: Sequence[Ranked], terms: QueryTerms, k: int) -> list[SearchHit]:
+    def _code_hits(
+        self,
+        ranked: Sequence[Ranked],
+        terms: QueryTerms,
+        k: int,
+        definitions: dict[str, list[KindedDefinition]] | None = None,
+    ) -> list[SearchHit]:
         """The code view (:func:`navigator.pipeline.code_view`) of the ranked chunks, with the
-        definitions of ``config.code_kinds`` that overlap each of the best."""
+        definitions of ``config.code_kinds`` that overlap each of the best. ``definitions``: the
+        files' definitions read so far (of :data:`DEFINITION_KINDS`), added to."""
         code_kinds = self.config.code_kinds
         top = ranked[: code_view_depth(k)]
         rows = self.store.chunks_by_ids([r.id for r in top])
         found = [(r, rows[r.id]) for r in top if r.id in rows]
-        by_file = self.store.definitions_of([row.path for _r, row in found], kinds=code_kinds)
+        memo: dict[str, list[KindedDefinition]] = {} if definitions is None else definitions
+        missing = list(dict.fromkeys(row.path for _r, row in found if row.path not in memo))
+        if missing:
+            kinds = (
+                tuple(dict.fromkeys((*code_kinds, *ORDER_KINDS))) if definitions is not None else code_kinds
+            )
+            got = self.store.definitions_of(missing, kinds=kinds)
+            memo.update({p: got.get(p, []) for p in missing})
         read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = [
             (
                 r,
                 row,
-                [d for d in by_file.get(row.path, ()) if d[2] >= row.start_line and d[1] <= row.end_line],
+                [
+                    (d.qualified_name, d.start_line, d.end_line, d.signature)
+                    for d in memo[row.path]
+                    if d.kind in code_kinds and d.end_line >= row.start_line and d.start_line <= row.end_line
+                ],
             )
             for r, row in found
         ]
@@ -370,6 +388,7 @@ class SemanticSearch(VectorSync):
         if learned:
             model = load_model(None if cfg.code_order == "learned" else cfg.code_order)
             none: list[SearchHit] = []
+            definitions: dict[str, list[KindedDefinition]] = {}  # read once for both
             hits = _leg_or_problem(
                 "code order",
                 lambda: learned_code_view(
@@ -377,9 +396,10 @@ class SemanticSearch(VectorSync):
                     terms,
                     text,
                     self._chunk_hits(files_ranked),
-                    self._code_hits(ranked, terms, max(k, CODE_DEPTH)),
+                    self._code_hits(ranked, terms, max(k, CODE_DEPTH), definitions),
                     k,
                     model=model,
+                    definitions=definitions,
                 ),
                 none,
                 problems,

@@ -33,6 +33,7 @@ from storage.query import (
     FtsTable,
     IndexQueries,
     IndexSignature,
+    KindedDefinition,
     NameMatch,
     NameScore,
     RefCount,
@@ -466,12 +467,17 @@ class FakeIndex:
 
     def definitions_of(
         self, paths: Sequence[str], *, kinds: Sequence[str]
-    ) -> dict[str, list[DefinitionSpan]]:
-        out: dict[str, list[DefinitionSpan]] = {}
-        for path in dict.fromkeys(paths):
-            got = self.definitions_in(path, kinds=kinds, start_line=1, end_line=2**31 - 1)
-            if got:
-                out[path] = got
+    ) -> dict[str, list[KindedDefinition]]:
+        wanted = set(paths)
+        out: dict[str, list[KindedDefinition]] = {}
+        for sym in self._by_place():
+            d = sym.definition
+            if d.path in wanted and d.kind in kinds:
+                out.setdefault(d.path, []).append(
+                    KindedDefinition(
+                        d.qualified_name, d.span.start_line, d.span.end_line, d.signature, d.kind
+                    )
+                )
         return out
 
     # -- references ------------------------------------------------------------------------

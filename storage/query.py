@@ -43,6 +43,7 @@ __all__ = [
     "RefRow",
     "ChunkWords",
     "DefinitionSpan",
+    "KindedDefinition",
     "FileContent",
     "FtsTable",
     "IndexQueries",
@@ -158,6 +159,16 @@ class DefinitionSpan(NamedTuple):
     start_line: int
     end_line: int
     signature: str | None
+
+
+class KindedDefinition(NamedTuple):
+    """A definition's lines in a file, with its kind (:meth:`IndexQueries.definitions_of`)."""
+
+    qualified_name: str
+    start_line: int
+    end_line: int
+    signature: str | None
+    kind: str
 
 
 class RefCount(NamedTuple):
@@ -376,8 +387,9 @@ class IndexQueries(VectorCache, TextStats, Protocol):
 
     def definitions_of(
         self, paths: Sequence[str], *, kinds: Sequence[str]
-    ) -> dict[str, list[DefinitionSpan]]:
-        """:meth:`definitions_in` of each of ``paths``, every line (one read for many files)."""
+    ) -> dict[str, list[KindedDefinition]]:
+        """The definitions of ``kinds`` in each of ``paths``, every line, by start line, with their
+        kind (one read for many files); a path with none is left out."""
         ...
 
     def refs_by_name(self, name: str, *, limit: int = 100_000) -> list[RefRow]:

@@ -26,6 +26,7 @@ from storage.query import (
     FileContent,
     FileRow,
     IndexSignature,
+    KindedDefinition,
     NameMatch,
     RefCount,
     RefRow,
@@ -133,20 +134,22 @@ class IndexReads(TextReads):
 
     def definitions_of(
         self, paths: Sequence[str], *, kinds: Sequence[str]
-    ) -> dict[str, list[DefinitionSpan]]:
-        out: dict[str, list[DefinitionSpan]] = {}
+    ) -> dict[str, list[KindedDefinition]]:
+        out: dict[str, list[KindedDefinition]] = {}
         wanted = list(dict.fromkeys(paths))
         marks = ",".join("?" * len(kinds))
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             rows = self._rows(
-                f"SELECT f.path, s.qualified_name, s.start_line, s.end_line, s.signature FROM symbols s "
+                f"SELECT f.path, s.qualified_name, s.start_line, s.end_line, s.signature, s.kind FROM symbols s "
                 f"JOIN files f ON f.id = s.file_id WHERE f.path IN ({','.join('?' * len(part))}) "
                 f"AND s.kind IN ({marks}) ORDER BY f.path, s.start_line, s.id",
                 (*part, *kinds),
             )
-            for path, qn, sl, el, sig in rows:
-                out.setdefault(str(path), []).append(DefinitionSpan(str(qn), int(sl), int(el), sig))
+            for path, qn, sl, el, sig, kind in rows:
+                out.setdefault(str(path), []).append(
+                    KindedDefinition(str(qn), int(sl), int(el), sig, str(kind))
+                )
         return out
 
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
