@@ -29,9 +29,9 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -119,6 +119,8 @@ _LITERAL = re.compile(r"""(?:'([^'\\\n]{12,})'|"([^"\\\n]{12,})")""")
 _FORMAT = re.compile(r"%[-#0-9.]*[sdrfi]|\{[^}]*\}")
 _RAISE = re.compile(r"\braise\s+([A-Za-z_][\w.]*)")
 _AVG_LEN = 20.0
+_QUOTED = 12
+"""A string literal's part counts as quoted by the query from this many characters."""
 _MAX_NAMED = 30
 """At most this many named definitions (and frames) are followed into the reference graph."""
 _SPANS_PER_NAME = 20
@@ -271,6 +273,8 @@ class _Query:
     word_at: dict[str, int] = field(default_factory=dict)
     ident_set: frozenset[str] = frozenset()
     ident_at: dict[str, int] = field(default_factory=dict)
+    windows: frozenset[str] = frozenset()
+    """Every 12 characters of the text (a literal it quotes starts with one)."""
 
     @classmethod
     def of(cls, words: Sequence[str], idents: Iterable[str], text: str, raise_names: Iterable[str]) -> _Query:
@@ -278,16 +282,19 @@ class _Query:
         return cls(
             ws, ids, text, frozenset(raise_names), frozenset(ws), {w: n for n, w in enumerate(ws)},
             frozenset(ids), {t: n for n, t in enumerate(ids)},
+            frozenset(text[i : i + _QUOTED] for i in range(len(text) - _QUOTED + 1)),
         )  # fmt: skip
 
     def quotes(self, literals: Iterable[str]) -> bool:
         """Whether one of ``literals`` (split at format placeholders) is quoted by the query:
-        a part of at least 12 characters found in its text."""
-        return any(
-            len(part.strip()) >= 12 and part.strip() in self.text
-            for lit in literals
-            for part in _FORMAT.split(lit)
-        )
+        a part of at least 12 characters found in its text (whose first 12 are one of the
+        text's windows, looked up before the text is searched)."""
+        for lit in literals:
+            for part in _FORMAT.split(lit):
+                part = part.strip()
+                if len(part) >= _QUOTED and part[:_QUOTED] in self.windows and part in self.text:
+                    return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +307,17 @@ class _Spans:
     idents: npt.NDArray[np.int64]
     quoted: npt.NDArray[np.bool_]
     raising: npt.NDArray[np.bool_]
+
+
+_T = TypeVar("_T")
+
+
+def _pick(items: Sequence[_T], at: Sequence[int]) -> Sequence[_T]:
+    """``items`` at the indexes ``at`` (one C call)."""
+    if len(at) == 1:
+        return (items[at[0]],)
+    got: tuple[_T, ...] = operator.itemgetter(*at)(items)
+    return got
 
 
 class _FileLines:
@@ -353,49 +371,93 @@ class _FileLines:
         for lo, hi in needed:
             if lo < hi and self._split.find(0, lo, hi) >= 0:
                 self._fill(lo, hi)
-        size = self.last + 2
-        lens = self._lens()
-        counts = np.zeros((len(query.words), size), dtype=np.int64)
-        if query.words:
-            rows, cols = [], []
-            for x in compress(range(size), map(operator.not_, map(query.word_set.isdisjoint, self._words))):
-                for w in self._words[x]:
-                    at = query.word_at.get(w)
-                    if at is not None:
-                        rows.append(at)
-                        cols.append(x)
-            np.add.at(counts, (rows, cols), 1)
-        idents = np.zeros((len(query.idents), size), dtype=np.int64)
-        if query.idents:
-            rows, cols = [], []
-            for x in compress(range(size), map(operator.not_, map(query.ident_set.isdisjoint, self._tokens))):
-                for t in self._tokens[x] & query.ident_set:
-                    rows.append(query.ident_at[t])
-                    cols.append(x)
-            idents[rows, cols] = 1
-        quoted = np.zeros(size, dtype=np.int64)
-        for x in compress(range(size), self._literals):
-            quoted[x] = query.quotes(self._literals[x])
-        raising = np.zeros(size, dtype=np.int64)
-        for x in compress(range(size), self._raised):
-            raising[x] = bool(self._raised[x] & query.raise_names)
-        starts = np.array([r[0] for r in ranges], dtype=np.int64)
-        ends = np.array([r[1] for r in ranges], dtype=np.int64)
+        words: Sequence[tuple[str, ...]]
+        tokens: Sequence[frozenset[str]]
+        literals: Sequence[tuple[str, ...]]
+        raised: Sequence[frozenset[str]]
+        if uncovered is not None:
+            at: Sequence[int] = range(self.last + 2)
+            words, tokens = self._words, self._tokens
+            literals, raised = self._literals, self._raised
+            lens = self._lens()
+        else:  # only the spans' lines, in order (a file's few definitions, not all its lines)
+            marks = bytearray(self.last + 2)
+            for lo, hi in ranges:
+                marks[lo:hi] = b"\x01" * (hi - lo)
+            at = list(compress(range(self.last + 2), marks))
+            if not at:
+                at = [0]
+            words, tokens = _pick(self._words, at), _pick(self._tokens, at)
+            literals, raised = _pick(self._literals, at), _pick(self._raised, at)
+            lens = np.fromiter(map(len, words), dtype=np.int64, count=len(at))
+        size = len(at)
+        where = np.asarray(at, dtype=np.int64)
+        starts = np.searchsorted(where, np.array([r[0] for r in ranges], dtype=np.int64))
+        ends = np.searchsorted(where, np.array([r[1] for r in ranges], dtype=np.int64))
+        mask = None
+        if uncovered is not None:
+            mask = np.zeros(size, dtype=np.bool_)
+            mask[list(uncovered)] = True
+        no_events = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        word_events = no_events
+        if query.words:  # (query word, line) of each occurrence, from the lines holding one, in C
+            hits = list(compress(range(size), map(operator.not_, map(query.word_set.isdisjoint, words))))
+            if hits:
+                held = _pick(words, hits)
+                flat = list(chain.from_iterable(held))
+                ids = np.fromiter(map(query.word_at.get, flat, repeat(-1)), dtype=np.int64, count=len(flat))
+                lines = np.repeat(
+                    np.asarray(hits, dtype=np.int64), np.fromiter(map(len, held), dtype=np.int64)
+                )
+                keep = ids >= 0
+                word_events = (ids[keep], lines[keep])
+        ident_events = no_events
+        if query.idents:  # (identifier token, line) of each line holding it
+            hits = list(compress(range(size), map(operator.not_, map(query.ident_set.isdisjoint, tokens))))
+            if hits:
+                found = list(map(query.ident_set.intersection, _pick(tokens, hits)))
+                flat_ids = list(chain.from_iterable(found))
+                ids = np.fromiter(
+                    map(query.ident_at.__getitem__, flat_ids), dtype=np.int64, count=len(flat_ids)
+                )
+                lines = np.repeat(
+                    np.asarray(hits, dtype=np.int64), np.fromiter(map(len, found), dtype=np.int64)
+                )
+                ident_events = (ids, lines)
 
-        def total(a: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-            prefix = np.zeros((*a.shape[:-1], size + 1), dtype=np.int64)
-            np.cumsum(a, axis=-1, out=prefix[..., 1:])
-            out: npt.NDArray[np.int64] = prefix[..., ends] - prefix[..., starts]
-            if uncovered is not None:
-                mask = np.zeros(size, dtype=np.int64)
-                mask[list(uncovered)] = 1
-                out = np.concatenate([out, (a * mask).sum(axis=-1)[..., None]], axis=-1)
+        def counted(
+            events: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], width: int
+        ) -> npt.NDArray[np.int64]:
+            """(spans [+ module], width): the events of each id on each span's lines."""
+            ids, lines = events
+            keys = np.sort(ids * (size + 1) + lines)
+            base = np.arange(width, dtype=np.int64)[None, :] * (size + 1)
+            out: npt.NDArray[np.int64] = np.searchsorted(keys, base + ends[:, None]) - np.searchsorted(
+                keys, base + starts[:, None]
+            )
+            if mask is not None:
+                module = np.bincount(ids[mask[lines]], minlength=width)[None, :]
+                out = np.concatenate([out, module], axis=0)
             return out
 
+        def total(a: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            prefix = np.zeros(size + 1, dtype=np.int64)
+            np.cumsum(a, out=prefix[1:])
+            out: npt.NDArray[np.int64] = prefix[ends] - prefix[starts]
+            if mask is not None:
+                out = np.concatenate([out, [int(a[mask].sum())]])
+            return out
+
+        quoted = np.zeros(size, dtype=np.int64)
+        for x in compress(range(size), literals):
+            quoted[x] = query.quotes(literals[x])
+        raising = np.zeros(size, dtype=np.int64)
+        for x in compress(range(size), raised):
+            raising[x] = bool(raised[x] & query.raise_names)
         return _Spans(
-            tf=total(counts).T,
+            tf=counted(word_events, len(query.words)),
             length=total(lens),
-            idents=(total(idents) > 0).sum(axis=0),
+            idents=(counted(ident_events, len(query.idents)) > 0).sum(axis=1),
             quoted=total(quoted) > 0,
             raising=total(raising) > 0,
         )
