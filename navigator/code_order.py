@@ -239,14 +239,40 @@ class Candidate:
     hit: SearchHit | None
     """The fused code view's hit for it (its first), when it is one."""
     signals: dict[str, float] = field(default_factory=dict)
-    snippet: str = ""
-    snippet_line: int = 0
     score: float = 0.0
+    _lines: _FileLines | None = field(default=None, repr=False)
+    _uncovered: list[int] | None = field(default=None, repr=False)
+    _shown: tuple[str, int] | None = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
         """``path::name``: how a benchmark's labels name a definition."""
         return f"{self.path}::{self.name}"
+
+    def _show(self) -> tuple[str, int]:
+        """Its snippet and the file line it starts at, cut when first asked (most of a pool is
+        never listed): a definition's first lines, or the module level's first that are not
+        blank, up to the next definition ("" when it holds none)."""
+        if self._shown is None:
+            lines = self._lines
+            if lines is None:
+                self._shown = ("", 0)
+            elif self.name == MODULE:
+                self._shown = lines.module_snippet(self._uncovered or [])
+            else:
+                s = self.start_line
+                self._shown = snippet_at(
+                    "\n".join(lines.text[s : min(self.end_line, s + _SNIPPET_READ) + 1]), s
+                )
+        return self._shown
+
+    @property
+    def snippet(self) -> str:
+        return self._show()[0]
+
+    @property
+    def snippet_line(self) -> int:
+        return self._show()[1]
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -648,12 +674,7 @@ def candidates(
         for name in names:
             last = name.rsplit(".", 1)[-1]
             row = row_of.get(name, len(def_names))
-            if name in spans:
-                s, e, sig = spans[name]
-                first = s
-            else:
-                s, e, sig = 1, max(lines.last, 1), None
-                first = uncovered[0] if uncovered else 1
+            s, e, sig = spans[name] if name in spans else (1, max(lines.last, 1), None)
             tf = {words[j]: int(c) for j, c in enumerate(agg.tf[row]) if c}
             name_words = split_words(last)
             for w in name_words:
@@ -710,12 +731,19 @@ def candidates(
                 "callee_of_frame": float(not is_module and last in callees_frame),
                 "fan_in_log": math.log1p(fan_in.get(last, 0)) if not is_module else 0.0,
             }
-            if is_module:  # from its first line that is not blank, up to the next definition
-                snip, at = lines.module_snippet(uncovered or [])
-            else:
-                snip, at = snippet_at("\n".join(lines.text[s : min(e, s + _SNIPPET_READ) + 1]), first)
             mine.append(
-                Candidate(path, name, s, e, sig, language.get(path), first_hit.get(key), signals, snip, at)
+                Candidate(
+                    path,
+                    name,
+                    s,
+                    e,
+                    sig,
+                    language.get(path),
+                    first_hit.get(key),
+                    signals,
+                    _lines=lines,
+                    _uncovered=uncovered if is_module else None,
+                )  # fmt: skip
             )
         order = sorted(mine, key=lambda c: -c.signals["own_bm25"])
         for r, c in enumerate(order):
