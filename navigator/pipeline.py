@@ -292,7 +292,13 @@ def _own_match(qualified: str, lines: Sequence[str], terms: QueryTerms) -> float
     if not terms.words:
         return 0.0
     toks = set(split_words(last)).union(*map(_line_words, lines))
-    return sum(1 for w in terms.words if w in toks or stem(w) in toks) / len(terms.words)
+    return sum(1 for w, st in _word_stems(terms.words) if w in toks or st in toks) / len(terms.words)
+
+
+@functools.lru_cache(maxsize=256)
+def _word_stems(words: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """A query's words with their stems (the code view matches every definition against them)."""
+    return tuple((w, stem(w)) for w in words)
 
 
 def _named_at(qualified: str, terms: QueryTerms, config: RankingConfig) -> int:
