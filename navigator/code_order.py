@@ -280,7 +280,7 @@ def _line(line: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...], 
     """One line's tokens, lowercased identifier words, quoted literals and raised names (a pool
     reads the same lines for query after query)."""
     tokens = _WORD.findall(line)
-    words = tuple(w for t in tokens for w in split_words(t))
+    words = tuple(chain.from_iterable(map(split_words, tokens)))
     literals = tuple(a or b for a, b in _LITERAL.findall(line)) if ("'" in line or '"' in line) else ()
     raised = frozenset(r.rsplit(".", 1)[-1] for r in _RAISE.findall(line)) if "raise" in line else frozenset()
     return frozenset(tokens), words, literals, raised
