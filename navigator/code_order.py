@@ -752,6 +752,12 @@ def candidates(
     return out
 
 
+def _file_rank(c: Candidate) -> dict[str, int]:
+    """How a definition no leg found came to be listed: its file's 1-based rank in the files view."""
+    rank = c.signals.get("files_rank", ABSENT)
+    return {"file": int(rank) + 1} if rank < ABSENT else {}
+
+
 def learned_code_view(
     index: IndexQueries,
     terms: QueryTerms,
@@ -805,7 +811,7 @@ def learned_code_view(
                     snippet=c.snippet,
                     score=prob,
                     language=c.language,
-                    ranks={},
+                    ranks=_file_rank(c),
                     snippet_line=c.snippet_line,
                 )  # fmt: skip
             )

@@ -69,7 +69,9 @@ class SearchHit:
     score: float
     language: str | None = None
     ranks: dict[str, int] = field(default_factory=dict)
-    """Which legs found it, at what 1-based rank (``{"bm25": 3, "vector": 1}``)."""
+    """Which legs found it, at what 1-based rank (``{"bm25": 3, "vector": 1}``); ``file``: a
+    definition the code view lists because its file ranks there in the files view (no leg found
+    its own lines)."""
     snippet_line: int = 0
     """The file line the snippet's first line is (1-based): a hit spans a whole definition
     (``start_line``-``end_line``) but its snippet can start inside it — at the chunk that
