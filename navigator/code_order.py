@@ -43,10 +43,12 @@ from storage.query import IndexQueries, KindedDefinition
 from storage.tokens import split_words
 
 __all__ = [
+    "ABSENT",
     "CODE_DEPTH",
     "CODE_LANGUAGES",
     "FEATURES",
     "MODEL",
+    "MODULE",
     "ORDER_KINDS",
     "POOL_FILES",
     "Candidate",

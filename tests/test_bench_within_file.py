@@ -16,46 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
+from billing_issue import BILLING, ISSUE  # noqa: E402
+
 from bench.loc_full_bench import LEXICAL  # noqa: E402
 from bench.within_file import FEATURES, instance_rows  # noqa: E402
 from navigator.code_order import load_model  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from storage.db import Store  # noqa: E402
-
-ISSUE = """Saving an invoice with a negative total crashes
-
-Steps: call save_invoice with total=-5.
-
-Traceback (most recent call last):
-  File "app/cli.py", line 3, in main
-    save_invoice(-5)
-  File "app/billing.py", line 9, in validate_total
-    raise NegativeTotalError("the invoice total cannot be negative")
-NegativeTotalError: the invoice total cannot be negative
-"""
-BILLING = {
-    "app/billing.py": """\
-        class NegativeTotalError(ValueError):
-            pass
-
-
-        def save_invoice(total):
-            validate_total(total)
-            return {"total": total}
-
-        def validate_total(total):
-            if total < 0:
-                raise NegativeTotalError("the invoice total cannot be negative")
-            return total
-
-
-        def format_receipt(lines):
-            return "\\n".join(str(line) for line in lines)
-        """,
-    "app/cli.py": "from app.billing import save_invoice\n\ndef main():\n    save_invoice(-5)\n",
-    "docs/invoices.md": "Invoices are saved with save_invoice; a negative total is refused.\n",
-}
 
 
 def test_the_bench_rows_are_the_product_s_pool_and_order(
