@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -365,15 +365,18 @@ class _FileLines:
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
         self._len_cache: npt.NDArray[np.int64] | None = None
+        self._lock = threading.Lock()  # kept files are shared by the daemon's request threads
 
     def _lens(self) -> npt.NDArray[np.int64]:
-        """Each line's word count (0 for a line not split yet), kept until more are split."""
+        """Each line's word count (0 for a line not split yet), kept until more are split (under
+        the lock)."""
         if self._len_cache is None:
             self._len_cache = np.fromiter(map(len, self._words), dtype=np.int64, count=self.last + 2)
         return self._len_cache
 
     def _fill(self, lo: int, hi: int) -> None:
-        """Split lines ``lo``..``hi - 1`` (a line split before is split again from the cache)."""
+        """Split lines ``lo``..``hi - 1`` (a line split before is split again from the cache;
+        under the lock)."""
         tokens, words, literals, raised = zip(*map(_line, self.text[lo:hi]), strict=True)
         self._tokens[lo:hi] = tokens
         self._words[lo:hi] = words
@@ -396,9 +399,11 @@ class _FileLines:
         error the query names. Each needed line is split once; the sums are prefix sums."""
         ranges = [self._clip(s, e) for s, e in spans]
         needed = [(1, self.last + 1)] if uncovered is not None else ranges  # a whole file, or spans
-        for lo, hi in needed:
-            if lo < hi and self._split.find(0, lo, hi) >= 0:
-                self._fill(lo, hi)
+        with self._lock:  # a line's parts never change once split: only splitting is guarded
+            for lo, hi in needed:
+                if lo < hi and self._split.find(0, lo, hi) >= 0:
+                    self._fill(lo, hi)
+            whole_lens = self._lens() if uncovered is not None else None
         words: Sequence[tuple[str, ...]]
         tokens: Sequence[frozenset[str]]
         literals: Sequence[tuple[str, ...]]
@@ -407,7 +412,7 @@ class _FileLines:
             at: Sequence[int] = range(self.last + 2)
             words, tokens = self._words, self._tokens
             literals, raised = self._literals, self._raised
-            lens = self._lens()
+            lens = cast("npt.NDArray[np.int64]", whole_lens)
         else:  # only the spans' lines, in order (a file's few definitions, not all its lines)
             marks = bytearray(self.last + 2)
             for lo, hi in ranges:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -192,3 +193,57 @@ def test_the_index_failing_under_the_order_gives_the_fused_view_said_incomplete(
         store.close()
     assert got.items and not got.complete
     assert got.reason is not None and "code order" in got.reason
+
+
+def test_threads_sharing_the_kept_files_answer_alike(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path
+) -> None:
+    """The daemon's request threads share the order's kept files (their split lines): several
+    threads asking at once, each on its own connection, answer what one thread alone answers."""
+    from navigator import code_order
+
+    body = "".join(f"    ledger_{i} = post_entry(book, {i})  # entry {i}\n" for i in range(300))
+    files = {
+        f"books/journal_{n}.py": f"def post_entries_{n}(book):\n{body}    return book\n" for n in range(6)
+    }
+    root = make_repo(files)
+    path = tmp_path / "idx.db"
+    store = Store(path)
+    index_root(root, store)
+    queries = ["post ledger entries to the book", "ledger entry posting", "the book's entries"]
+    try:
+        first = SemanticSearch(store)
+        code_order._FILES.clear()
+        expected = {
+            q: [(h.path, h.symbol, h.score) for h in first.search(q, k=8, legs=LEXICAL, view="code").items]
+            for q in queries
+        }
+        code_order._FILES.clear()  # the threads split the lines afresh, at once
+        got: list[tuple[str, list[tuple[str, str | None, float]]]] = []
+        errors: list[BaseException] = []
+        start = threading.Barrier(4)
+
+        def ask() -> None:
+            mine = Store(path)
+            try:
+                search = SemanticSearch(mine, share_with=first)
+                start.wait(timeout=30)
+                for _ in range(5):
+                    for q in queries:
+                        items = search.search(q, k=8, legs=LEXICAL, view="code").items
+                        got.append((q, [(h.path, h.symbol, h.score) for h in items]))
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+            finally:
+                mine.close()
+
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        store.close()
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert len(got) == 4 * 5 * len(queries)
+    assert all(answer == expected[q] for q, answer in got)
