@@ -32,7 +32,7 @@ from loc_full_bench import LEXICAL, SETS, split_ids  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.stats import percentile  # noqa: E402
-from navigator import code_order  # noqa: E402
+from navigator import code_lines  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.ranking import DEFAULT  # noqa: E402
 from storage.db import Store  # noqa: E402
@@ -48,7 +48,7 @@ def time_instance(store: Store, q: str, k: int, reps: int) -> tuple[float, dict[
     """The learned view's first run on this index, and ``reps`` rounds of the three views."""
     learned = SemanticSearch(store)
     fused = SemanticSearch(store, config=dataclasses.replace(DEFAULT, code_order=None), share_with=learned)
-    code_order._FILES.clear()  # the pool's kept lines are of this index only
+    code_lines.clear_kept()  # the pool's kept lines are of this index only
     views = {
         "files": lambda: learned.search(q, k=k, legs=LEXICAL),
         "code-fused": lambda: fused.search(q, k=k, legs=LEXICAL, view="code"),

@@ -200,7 +200,7 @@ def test_threads_sharing_the_kept_files_answer_alike(
 ) -> None:
     """The daemon's request threads share the order's kept files (their split lines): several
     threads asking at once, each on its own connection, answer what one thread alone answers."""
-    from navigator import code_order
+    from navigator import code_lines
 
     body = "".join(f"    ledger_{i} = post_entry(book, {i})  # entry {i}\n" for i in range(300))
     files = {
@@ -213,12 +213,12 @@ def test_threads_sharing_the_kept_files_answer_alike(
     queries = ["post ledger entries to the book", "ledger entry posting", "the book's entries"]
     try:
         first = SemanticSearch(store)
-        code_order._FILES.clear()
+        code_lines.clear_kept()
         expected = {
             q: [(h.path, h.symbol, h.score) for h in first.search(q, k=8, legs=LEXICAL, view="code").items]
             for q in queries
         }
-        code_order._FILES.clear()  # the threads split the lines afresh, at once
+        code_lines.clear_kept()  # the threads split the lines afresh, at once
         got: list[tuple[str, list[tuple[str, str | None, float]]]] = []
         errors: list[BaseException] = []
         start = threading.Barrier(4)
