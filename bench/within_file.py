@@ -48,7 +48,7 @@ from loc_full_bench import LEXICAL, SETS, split_ids  # noqa: E402
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.metrics import acc_at_k, recall_at_k  # noqa: E402
 from bench.harness.stats import bootstrap_ci  # noqa: E402
-from navigator.code_order import CODE_DEPTH, FEATURES, POOL_FILES, candidates  # noqa: E402
+from navigator.code_order import CODE_DEPTH, FEATURES, POOL_FILES, candidates, load_model  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.analysis import query_terms  # noqa: E402
 from semantic.lexical import cap_terms  # noqa: E402
@@ -265,15 +265,32 @@ def _summary(per: list[dict[str, Any]]) -> dict[str, Any]:
                 "ci": [round(lo, 3), round(hi, 3)],
                 "n": len(rows),
             }
+            if f"shipped {metric}" in rows[0]:  # against the order nav ships now
+                diffs = [p[f"learned {metric}"] - p[f"shipped {metric}"] for p in rows]
+                lo, hi = bootstrap_ci(diffs)
+                summary[f"{part} {metric} vs shipped"] = {
+                    "shipped": round(sum(p[f"shipped {metric}"] for p in rows) / len(rows), 3),
+                    "diff": round(sum(diffs) / len(diffs), 3),
+                    "ci": [round(lo, 3), round(hi, 3)],
+                }
     return summary
+
+
+def _shipped(inst: dict[str, Any]) -> list[str]:
+    """The rows in the order of the model nav ships (``navigator/models/code_order.json``)."""
+    model = load_model()
+    scores = model.scores([dict(zip(FEATURES, r["x"], strict=True)) for r in inst["rows"]])
+    return [inst["rows"][i]["name"] for i in sorted(range(len(scores)), key=lambda i: -scores[i])]
 
 
 def _scored(model: Any, inst: dict[str, Any]) -> dict[str, Any]:
     learned = _ranked(model, inst)
+    shipped = _shipped(inst)
     got = {
         "id": inst["id"],
         "set": inst["set"],
         **{f"nav fn@{k}": recall_at_k(inst["nav"], inst["gold"], k) for k in (5, 10)},
+        **{f"shipped fn@{k}": recall_at_k(shipped, inst["gold"], k) for k in (5, 10)},
         **{f"learned fn@{k}": recall_at_k(learned, inst["gold"], k) for k in (5, 10)},
     }
     if "files" in inst:  # files ordered by their best learned definition, then the files view's
