@@ -21,6 +21,7 @@ the signals for training, for the benchmark and here. Nothing here writes; every
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -193,13 +194,8 @@ class OrderModel:
         return [float(v) for v in out]
 
     def score(self, signals: Mapping[str, float]) -> float:
-        total = self.intercept
-        for name, mean, scale, weight in zip(self.features, self.mean, self.scale, self.weight, strict=True):
-            x = signals[name]
-            if name in self.rank_features:
-                x = 1.0 / (1.0 + x)
-            total += weight * (x - mean) / scale
-        return total
+        """One candidate's logit (:meth:`scores` of one)."""
+        return self.scores([signals])[0]
 
 
 @functools.lru_cache(maxsize=4)
@@ -476,7 +472,7 @@ def candidates(
                     signals,
                     _lines=lines,
                     _uncovered=uncovered if is_module else None,
-                )  # fmt: skip
+                )
             )
         order = sorted(mine, key=lambda c: -c.signals["own_bm25"])
         for r, c in enumerate(order):
@@ -517,22 +513,8 @@ def learned_code_view(
         if c.hit is None and not c.snippet:
             continue  # a file's module level that holds nothing but blank lines
         prob = round(1.0 / (1.0 + math.exp(-c.score)), 6)
-        if c.hit is not None:
-            h = c.hit
-            out.append(
-                SearchHit(
-                    path=h.path,
-                    start_line=h.start_line,
-                    end_line=h.end_line,
-                    symbol=h.symbol,
-                    signature=h.signature,
-                    snippet=h.snippet,
-                    score=prob,
-                    language=h.language,
-                    ranks=dict(h.ranks),
-                    snippet_line=h.snippet_line,
-                )  # fmt: skip
-            )
+        if c.hit is not None:  # its fused hit, scored by the order
+            out.append(dataclasses.replace(c.hit, score=prob, ranks=dict(c.hit.ranks)))
         else:
             out.append(
                 SearchHit(
@@ -546,6 +528,6 @@ def learned_code_view(
                     language=c.language,
                     ranks=_file_rank(c),
                     snippet_line=c.snippet_line,
-                )  # fmt: skip
+                )
             )
     return out

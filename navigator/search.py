@@ -257,7 +257,7 @@ class SemanticSearch(VectorSync):
     ) -> list[SearchHit]:
         """The code view (:func:`navigator.pipeline.code_view`) of the ranked chunks, with the
         definitions of ``config.code_kinds`` that overlap each of the best. ``definitions``: the
-        files' definitions read so far (of :data:`DEFINITION_KINDS`), added to."""
+        files' definitions read so far (of those kinds and the learned order's), added to."""
         code_kinds = self.config.code_kinds
         top = ranked[: code_view_depth(k)]
         rows = self.store.chunks_by_ids([r.id for r in top])
@@ -265,10 +265,7 @@ class SemanticSearch(VectorSync):
         memo: dict[str, list[KindedDefinition]] = {} if definitions is None else definitions
         missing = list(dict.fromkeys(row.path for _r, row in found if row.path not in memo))
         if missing:
-            kinds = (
-                tuple(dict.fromkeys((*code_kinds, *ORDER_KINDS))) if definitions is not None else code_kinds
-            )
-            got = self.store.definitions_of(missing, kinds=kinds)
+            got = self.store.definitions_of(missing, kinds=tuple(dict.fromkeys((*code_kinds, *ORDER_KINDS))))
             memo.update({p: got.get(p, []) for p in missing})
         read: list[tuple[Ranked, ChunkText, Sequence[Definition]]] = [
             (
@@ -389,6 +386,7 @@ class SemanticSearch(VectorSync):
             model = load_model(None if cfg.code_order == "learned" else cfg.code_order)
             none: list[SearchHit] = []
             definitions: dict[str, list[KindedDefinition]] = {}  # read once for both
+            failed_before = len(problems)
             hits = _leg_or_problem(
                 "code order",
                 lambda: learned_code_view(
@@ -404,7 +402,7 @@ class SemanticSearch(VectorSync):
                 none,
                 problems,
             )
-            if problems and not hits:  # the order failed under the index: the fused code view
+            if len(problems) > failed_before:  # the order failed under the index: the fused code view
                 notes.extend(p for p in problems if p not in notes)
                 complete, reason = False, "; ".join(problems)
                 hits = self._code_hits(ranked, terms, k)
