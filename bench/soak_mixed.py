@@ -599,13 +599,20 @@ def soak(
         check_def_json(t, "second-root", nav(second, "def", name, "--json", env=env), name, want2[name])
 
     def search(local: random.Random) -> None:
-        done = nav(root, "search", "where are ledger entries posted", "-k", "5", "--json", env=env)
+        code = local.random() < 0.5  # the code view (its learned order) as often as the files view
+        view = ["--code"] if code else []
+        done = nav(root, "search", "where are ledger entries posted", "-k", "5", *view, "--json", env=env)
+        kind = "search --code" if code else "search"
         if done.returncode != 0:
-            t.bad("search", "error", f"exit {done.returncode}: {done.stderr[-300:]}")
-        elif not json.loads(done.stdout)["items"]:
-            t.bad("search", "wrong", "no hits")
+            t.bad(kind, "error", f"exit {done.returncode}: {done.stderr[-300:]}")
+            return
+        items = json.loads(done.stdout)["items"]
+        if not items:
+            t.bad(kind, "wrong", "no hits")
+        elif code and not all(h["start_line"] <= h["snippet_line"] <= h["end_line"] for h in items):
+            t.bad(kind, "wrong", f"a snippet outside its span: {items[0]}")
         else:
-            t.ok("search")
+            t.ok(kind)
 
     def index(local: random.Random) -> None:
         done = nav(root, "index", env=env, timeout=600)
