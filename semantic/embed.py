@@ -11,7 +11,9 @@ vectors at cosine ~0.994 to torch's, retrieval equal on semble's benchmark, and 
 the process; bench/README.md). Its ONNX
 file is exported from the installed model on this machine, once, into the user's cache
 (:func:`semantic.onnx_int8.embed_cache_dir`); when that is impossible nav logs why and uses the torch path.
-``NAV_EMBED_RUNTIME=torch`` chooses the torch path.
+When the export is made, both runtimes are timed on this CPU (one thread, nav's own source as
+chunks); torch is chosen instead where it measured clearly faster. ``NAV_EMBED_RUNTIME=torch``
+or ``=onnx-int8`` chooses a runtime whatever was measured.
 
 Every embedder has a ``model_id``: it keys the embedding cache and is stored with
 the vectors, so changing the model (or a setting that changes the vectors, such as
@@ -325,8 +327,9 @@ class SentenceTransformerEmbedder:
 
 
 RUNTIME_ENV = "NAV_EMBED_RUNTIME"
-"""Environment variable choosing the default model's runtime: ``onnx-int8`` (the default when
-``onnxruntime`` is installed) or ``torch``."""
+"""Environment variable choosing the default model's runtime: ``auto`` (the default: ONNX Runtime
+int8 when ``onnxruntime`` can run it, unless this CPU timed torch faster when the export was
+made; :func:`semantic.onnx_int8.onnx_int8_folder`), ``onnx-int8`` or ``torch``."""
 
 
 class StaticEmbedder:
@@ -379,13 +382,16 @@ def load_embedder(
     can be used, see :data:`RUNTIME_ENV`, else torch); a model2vec directory -> static; any
     other directory -> sentence-transformers."""
     if model is None or str(model) in DEFAULT_MODEL_NAMES:
-        runtime = os.environ.get(RUNTIME_ENV, "onnx-int8").strip().lower() or "onnx-int8"
-        if runtime not in ("onnx-int8", "torch"):
-            raise EmbedError(f"{RUNTIME_ENV}={runtime[:100]!r}: choose onnx-int8 (the default) or torch")
-        if runtime == "onnx-int8":
+        runtime = os.environ.get(RUNTIME_ENV, "auto").strip().lower() or "auto"
+        if runtime not in ("auto", "onnx-int8", "torch"):
+            raise EmbedError(
+                f"{RUNTIME_ENV}={runtime[:100]!r}: choose auto (the default: the faster on this CPU), "
+                "onnx-int8 or torch"
+            )
+        if runtime != "torch":
             from semantic.onnx_int8 import OnnxInt8Embedder, onnx_int8_folder
 
-            folder = onnx_int8_folder()
+            folder = onnx_int8_folder(measured=runtime == "auto")
             if folder is not None:
                 return OnnxInt8Embedder(folder, max_seq_length=max_seq_length)
         return SentenceTransformerEmbedder(max_seq_length=max_seq_length)

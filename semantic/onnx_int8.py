@@ -34,6 +34,7 @@ from semantic.embed import (
     st_model_id,
     thread_limit,
 )
+from semantic.runtime_speed import cpu_key, read_speed, speed_texts, time_runs, torch_faster
 
 log = logging.getLogger("nav.embed")
 
@@ -195,8 +196,13 @@ def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int)
         worst = float((ref * got).sum(axis=1).min())
         if worst < ONNX_MIN_COSINE:
             raise EmbedError(f"int8 export disagrees with torch: cosine {worst:.4f} < {ONNX_MIN_COSINE}")
+        try:
+            speed = {cpu_key(): measure_runtimes(model_path, tmp / _ONNX_FILE, max_seq_length)}
+        except Exception as exc:  # the export is sound without it; the choice stays int8
+            log.warning("could not time the runtimes on this CPU: %s", str(exc)[:200])
+            speed = {}
         os.replace(tmp / _ONNX_FILE, out_dir / _ONNX_FILE)
-        meta = {"min_probe_cosine": round(worst, 5), "versions": _export_versions()}
+        meta = {"min_probe_cosine": round(worst, 5), "versions": _export_versions(), "speed": speed}
         (tmp / _ONNX_META).write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp / _ONNX_META, out_dir / _ONNX_META)
         return worst
@@ -204,6 +210,64 @@ def _export_int8_unbounded(model_path: Path, out_dir: Path, max_seq_length: int)
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def measure_runtimes(model_path: Path, onnx_file: Path, max_seq_length: int) -> dict[str, float]:
+    """Chunks per second of each runtime on this CPU, as nav embeds documents (torch through
+    sentence-transformers, int8 one text per call), one thread each
+    (:func:`semantic.runtime_speed.time_runs`). Loads torch: a few seconds, made once per export
+    and CPU (the export has torch loaded anyway)."""
+    import_torch_within_limit()
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    texts = speed_texts()
+    with quiet_loading():
+        st = SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
+    st.max_seq_length = max_seq_length
+    runner = _OrtRunner(onnx_file, _tokenizer(model_path, max_seq_length), threads=1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return time_runs(
+            {
+                "torch": lambda: st.encode(
+                    texts, batch_size=32, convert_to_numpy=True, show_progress_bar=False
+                ),
+                "onnx-int8": lambda: runner.encode(texts, batch_size=ONNX_BATCH, threads=1),
+            },
+            len(texts),
+        )
+    finally:
+        torch.set_num_threads(before)
+
+
+def measured_speed(folder: Path) -> dict[str, float] | None:
+    """The runtimes' chunks per second measured on this CPU for the export in ``folder``, if any."""
+    return read_speed(folder / _ONNX_META)
+
+
+def torch_measured_faster(folder: Path) -> dict[str, float] | None:
+    """The speeds, when this CPU timed torch clearly faster than the int8 export in ``folder``
+    (:func:`semantic.runtime_speed.torch_faster`); else None."""
+    speed = measured_speed(folder)
+    return speed if speed is not None and torch_faster(speed) else None
+
+
+def _record_speed(folder: Path, model_path: Path, max_seq_length: int) -> None:
+    """Time the runtimes on this CPU for an export made without (another CPU, an older nav) and
+    add it to its meta file, replaced whole; logged and skipped when that fails."""
+    try:
+        speed = measure_runtimes(model_path, folder / _ONNX_FILE, max_seq_length)
+        meta = json.loads((folder / _ONNX_META).read_text(encoding="utf-8"))
+        if not isinstance(meta.get("speed"), dict):
+            meta["speed"] = {}
+        meta["speed"][cpu_key()] = speed
+        tmp = folder / f"{_ONNX_META}.{os.getpid()}-{threading.get_ident()}"
+        tmp.write_text(json.dumps(meta), encoding="utf-8")
+        os.replace(tmp, folder / _ONNX_META)
+    except Exception as exc:  # loading torch, timing, writing: each means "not measured"
+        log.warning("could not time the runtimes on this CPU: %s", str(exc)[:200])
 
 
 _prepare_lock = threading.Lock()
@@ -236,10 +300,14 @@ def _installed(package: str) -> bool:
         return False
 
 
-def onnx_int8_folder(model_path: Path | None = None, *, cache_dir: Path | None = None) -> Path | None:
+def onnx_int8_folder(
+    model_path: Path | None = None, *, cache_dir: Path | None = None, measured: bool = True
+) -> Path | None:
     """Where the int8 export of the model is (or will be made, on first use of the model), when
-    ONNX Runtime can run it; else None, with a log line saying why. Cheap: nothing is imported
-    or exported here, so choosing the runtime (and the model id) never loads a model."""
+    ONNX Runtime can run it and (``measured``) this CPU did not time torch faster than the
+    export (:func:`torch_measured_faster`); else None, with a log line saying why. Cheap:
+    nothing is imported or exported here (a small meta file is read), so choosing the runtime
+    (and the model id) never loads a model."""
     if not _installed("onnxruntime"):
         log.warning(
             "onnxruntime is not installed: embedding with torch, about half as fast "
@@ -248,6 +316,15 @@ def onnx_int8_folder(model_path: Path | None = None, *, cache_dir: Path | None =
         return None
     folder = _onnx_dir(model_path or default_model_path(), cache_dir)
     if _exported(folder):
+        faster = torch_measured_faster(folder) if measured else None
+        if faster is not None:
+            log.info(
+                "embedding with torch: on this CPU it embedded %.1f chunks/s against int8's %.1f "
+                f"(one thread, measured at export; {RUNTIME_ENV}=onnx-int8 chooses int8)",
+                faster["torch"],
+                faster["onnx-int8"],
+            )
+            return None
         return folder
     if not _installed("onnx"):
         log.warning(
@@ -279,13 +356,33 @@ def prepare_onnx_int8(
 ) -> Path | None:
     """The folder holding a checked int8 ONNX export of the model, made now if missing (some
     seconds, once per model and onnxruntime version; ``scripts/setup.sh`` makes it at install
-    time); None, with a log line saying why, when ONNX Runtime cannot be used (not installed,
-    or the export failed: recorded, and tried again only when the packages involved change)."""
+    time) and its runtimes timed on this CPU if they were not; None, with a log line saying
+    why, when ONNX Runtime cannot be used (not installed, or the export failed: recorded, and
+    tried again only when the packages involved change). An export this CPU timed torch faster
+    than is still returned: :func:`onnx_int8_folder` is what chooses."""
     path = model_path or default_model_path()
-    folder = onnx_int8_folder(path, cache_dir=cache_dir)
+    folder = onnx_int8_folder(path, cache_dir=cache_dir, measured=False)
     if folder is None or not _ensure_export(folder, path, max_seq_length):
         return None
+    if measured_speed(folder) is None:
+        with _prepare_lock:
+            if measured_speed(folder) is None:
+                _record_speed(folder, path, max_seq_length)
     return folder
+
+
+def runtime_choice(model_path: Path | None = None, *, cache_dir: Path | None = None) -> str:
+    """One line saying which runtime embeds on this CPU and why (``scripts/setup.sh`` prints it)."""
+    path = model_path or default_model_path()
+    folder = onnx_int8_folder(path, cache_dir=cache_dir, measured=False)
+    if folder is None or not _exported(folder):
+        return "torch (no ONNX int8 export)"
+    speed = measured_speed(folder)
+    if speed is None:
+        return "onnx-int8 (not timed on this CPU)"
+    rates = f"{speed['onnx-int8']:.1f} chunks/s int8 against {speed['torch']:.1f} torch, one thread"
+    chosen = "torch" if torch_measured_faster(folder) is not None else "onnx-int8"
+    return f"{chosen} ({rates}, this CPU)"
 
 
 def _ensure_export(folder: Path, model_path: Path, max_seq_length: int) -> bool:
@@ -312,6 +409,14 @@ def _ensure_export(folder: Path, model_path: Path, max_seq_length: int) -> bool:
                 pass
             return False
         log.info("exported the embedding model to ONNX int8 in %s (probe cosine >= %.4f)", folder, worst)
+        faster = torch_measured_faster(folder)
+        if faster is not None:
+            log.info(
+                "torch embedded %.1f chunks/s against int8's %.1f on this CPU: nav embeds with torch from "
+                "the next start (this process keeps int8, whose model id is out)",
+                faster["torch"],
+                faster["onnx-int8"],
+            )
         return True
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import semantic.embed as embed
 import semantic.onnx_int8 as onnx_int8
+import semantic.runtime_speed as runtime_speed
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic.embed import (
@@ -161,11 +162,14 @@ def test_the_process_thread_limit_bounds_onnx_too(folder: Path, chunks: list[str
         embed._process_limit[0] = 0
 
 
-def test_load_embedder_picks_onnx_by_default_and_torch_on_request(
+def test_load_embedder_picks_the_measured_runtime_by_default_and_either_on_request(
     cache: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NAV_CACHE_DIR", str(cache))
     monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
+    measured = onnx_int8.torch_measured_faster(folder)
+    assert isinstance(load_embedder(), SentenceTransformerEmbedder if measured else OnnxInt8Embedder)
+    monkeypatch.setenv(embed.RUNTIME_ENV, "onnx-int8")
     assert isinstance(load_embedder(), OnnxInt8Embedder)
     monkeypatch.setenv(embed.RUNTIME_ENV, "torch")
     assert isinstance(load_embedder(), SentenceTransformerEmbedder)
@@ -277,3 +281,104 @@ def test_a_broken_export_file_is_a_clear_error_and_is_made_again(folder: Path, t
     with pytest.raises(EmbedError, match="cannot load the ONNX embedding model .*NAV_EMBED_RUNTIME=torch"):
         onnx.embed_query("x")
     assert not (copy / "meta.json").exists()  # the next start exports it again
+
+
+def _with_speed(folder: Path, cache: Path, speed: dict[str, dict[str, float]]) -> Path:
+    """A copy of the export in ``cache`` (where load_embedder looks) with ``speed`` as its record."""
+    import shutil
+
+    copy = cache / "onnx" / folder.name
+    shutil.copytree(folder, copy)
+    meta = json.loads((copy / "meta.json").read_text())
+    meta["speed"] = speed
+    (copy / "meta.json").write_text(json.dumps(meta))
+    return copy
+
+
+def test_the_export_times_both_runtimes_on_this_cpu(folder: Path) -> None:
+    speed = onnx_int8.measured_speed(folder)
+    assert speed is not None and speed["torch"] > 0 and speed["onnx-int8"] > 0
+    meta = json.loads((folder / "meta.json").read_text())
+    assert list(meta["speed"]) == [runtime_speed.cpu_key()]
+    chosen = "torch" if onnx_int8.torch_measured_faster(folder) else "onnx-int8"
+    assert onnx_int8.runtime_choice(cache_dir=folder.parent.parent).startswith(chosen + " (")
+
+
+def test_torch_is_chosen_where_this_cpu_timed_it_faster(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    here = runtime_speed.cpu_key()
+    _with_speed(folder, tmp_path, {here: {"torch": 90.0, "onnx-int8": 30.0}})
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
+    with caplog.at_level(logging.INFO, logger="nav.embed"):
+        emb = load_embedder()
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    assert "90.0" in caplog.text and "30.0" in caplog.text and "NAV_EMBED_RUNTIME=onnx-int8" in caplog.text
+    assert onnx_int8.runtime_choice().startswith("torch (")
+    monkeypatch.setenv(embed.RUNTIME_ENV, "onnx-int8")  # asked for: int8 whatever was measured
+    assert isinstance(load_embedder(), OnnxInt8Embedder)
+
+
+def test_int8_stays_when_it_measured_faster_level_or_on_another_cpu_only(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = runtime_speed.cpu_key()
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
+    for name, speed in (
+        ("faster", {here: {"torch": 30.0, "onnx-int8": 60.0}}),
+        ("level", {here: {"torch": 31.0, "onnx-int8": 30.0}}),  # inside the margin: no torch for noise
+        ("other", {"arm64|another CPU|0": {"torch": 90.0, "onnx-int8": 30.0}}),
+        ("broken", {here: {"torch": "fast"}}),
+    ):
+        copy = _with_speed(folder, tmp_path / name, speed)
+        monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path / name))
+        assert isinstance(load_embedder(), OnnxInt8Embedder), name
+        assert onnx_int8.onnx_int8_folder() == copy
+
+
+def test_an_export_not_timed_on_this_cpu_is_timed_by_prepare_keeping_the_other_cpus(
+    folder: Path, tmp_path: Path
+) -> None:
+    other = {"arm64|another CPU|0": {"torch": 90.0, "onnx-int8": 30.0}}
+    copy = _with_speed(folder, tmp_path, dict(other))
+    assert onnx_int8.measured_speed(copy) is None
+    assert onnx_int8.runtime_choice(cache_dir=tmp_path) == "onnx-int8 (not timed on this CPU)"
+    assert prepare_onnx_int8(cache_dir=tmp_path) == copy
+    speed = json.loads((copy / "meta.json").read_text())["speed"]
+    assert speed["arm64|another CPU|0"] == other["arm64|another CPU|0"]
+    assert speed[runtime_speed.cpu_key()]["onnx-int8"] > 0 and speed[runtime_speed.cpu_key()]["torch"] > 0
+
+
+def test_setup_scripts_python_lines_import_what_exists() -> None:
+    """scripts/setup.sh runs one-line Python snippets; a name moved between modules made its
+    export step fail quietly (it printed "no ONNX export" and went on)."""
+    import importlib
+    import re
+
+    script = (Path(__file__).parents[1] / "scripts" / "setup.sh").read_text()
+    found = re.findall(r"from ([\w.]+) import ([\w, ]+?);", script)
+    assert any(mod == "semantic.onnx_int8" for mod, _ in found), found
+    for mod, names in found:
+        module = importlib.import_module(mod)
+        for name in names.split(","):
+            assert hasattr(module, name.strip()), (mod, name)
+
+
+def test_time_runs_counts_texts_per_second_by_the_median_round() -> None:
+    import time
+
+    calls: list[str] = []
+
+    def slow() -> None:
+        calls.append("slow")
+        time.sleep(0.02)
+
+    rates = runtime_speed.time_runs({"slow": slow, "fast": lambda: calls.append("fast")}, 10)
+    assert calls.count("slow") == calls.count("fast") == runtime_speed.SPEED_ROUNDS + 1
+    assert calls[:2] == ["slow", "fast"] and rates["fast"] > rates["slow"] > 0
+    assert rates["slow"] <= 10 / 0.02
+    assert runtime_speed.torch_faster({"torch": 2.0, "onnx-int8": 1.0})
+    assert not runtime_speed.torch_faster({"torch": 1.1, "onnx-int8": 1.0})
+    assert len(runtime_speed.speed_texts()) == runtime_speed.SPEED_TEXTS
