@@ -40,6 +40,7 @@ from storage.sqlite_text import BATCH, CHUNK_OF, TextReads, like_escape, scope_s
 __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 
 _FILE_SYMBOLS_MEMO = 512  # files whose symbols one connection remembers
+_DEFINITIONS_MEMO = 2048  # (file, kinds) whose definitions one connection remembers
 
 SYMBOL_COLUMNS = (
     "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
@@ -135,11 +136,21 @@ class IndexReads(TextReads):
     def definitions_of(
         self, paths: Sequence[str], *, kinds: Sequence[str]
     ) -> dict[str, list[KindedDefinition]]:
+        """Remembered per connection, by file and kinds, while the database is unchanged (the
+        code view reads every definition of its best files, query after query)."""
+        memo = self._memo("_definitions_memo")
+        kinds_key = tuple(kinds)
         out: dict[str, list[KindedDefinition]] = {}
-        wanted = list(dict.fromkeys(paths))
+        missing: list[str] = []
+        for path in dict.fromkeys(paths):
+            known = memo.get((path, kinds_key))
+            if known is None:
+                missing.append(path)
+            elif known:
+                out[path] = list(known)
         marks = ",".join("?" * len(kinds))
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
             rows = self._rows(
                 f"SELECT f.path, s.qualified_name, s.start_line, s.end_line, s.signature, s.kind FROM symbols s "
                 f"JOIN files f ON f.id = s.file_id WHERE f.path IN ({','.join('?' * len(part))}) "
@@ -150,6 +161,10 @@ class IndexReads(TextReads):
                 out.setdefault(str(path), []).append(
                     KindedDefinition(str(qn), int(sl), int(el), sig, str(kind))
                 )
+            for path in part:
+                if len(memo) >= _DEFINITIONS_MEMO:
+                    del memo[next(iter(memo))]  # the oldest
+                memo[(path, kinds_key)] = tuple(out.get(path, ()))
         return out
 
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
@@ -177,14 +192,20 @@ class IndexReads(TextReads):
         return list(rows)
 
     def _file_symbols_memo(self) -> dict[str, list[SymbolRow]]:
-        """The memo of :meth:`symbols_in_file`, emptied when anything was committed since: by
-        another connection (``PRAGMA data_version`` moves) or by this one (``total_changes``)."""
+        """The memo of :meth:`symbols_in_file` (:meth:`_memo`)."""
+        return self._memo("_symbols_memo")
+
+    def _memo(self, name: str) -> dict[Any, Any]:
+        """The connection's memo held in attribute ``name``, emptied when anything was committed
+        since: by another connection (``PRAGMA data_version`` moves) or by this one
+        (``total_changes``)."""
         state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
-        held = getattr(self, "_symbols_memo", None)
+        held = getattr(self, name, None)
         if held is None or held[0] != state:
             held = (state, {})
-            self._symbols_memo = held
-        return held[1]
+            setattr(self, name, held)
+        memo: dict[Any, Any] = held[1]
+        return memo
 
     def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
         if not match:

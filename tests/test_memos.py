@@ -174,6 +174,38 @@ def test_a_connections_file_symbols_follow_commits_of_any_connection(
         nav.close()
 
 
+def test_a_connections_definitions_of_files_are_read_once_and_follow_commits_of_any_connection(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    root = make_repo({"a.py": "def one():\n    pass\n", "b.py": "X = 1\n"})
+    nav = Navigator(root)
+    nav.index()
+    reader = Store(nav.index_path)
+    reads: list[str] = []
+    reader.conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM symbols s" in sql else None)
+    kinds = ("function", "class")
+    try:
+
+        def names(paths: list[str], kinds: tuple[str, ...] = kinds) -> dict[str, list[str]]:
+            return {
+                p: [d.qualified_name for d in ds]
+                for p, ds in reader.definitions_of(paths, kinds=kinds).items()
+            }
+
+        assert names(["a.py", "b.py"]) == {"a.py": ["one"]}  # a file without any: absent
+        assert names(["b.py", "a.py"]) == {"a.py": ["one"]} and len(reads) == 1  # both remembered
+        assert names(["a.py"], ("class",)) == {} and len(reads) == 2  # other kinds: read
+        got = reader.definitions_of(["a.py"], kinds=kinds)
+        got["a.py"].clear()  # a caller's list is its own
+        assert names(["a.py"]) == {"a.py": ["one"]}
+        (root / "a.py").write_text("def two():\n    pass\n\n\nclass Three:\n    pass\n")
+        nav.index()  # another connection commits
+        assert names(["a.py", "b.py"]) == {"a.py": ["two", "Three"]}
+    finally:
+        reader.close()
+        nav.close()
+
+
 def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
     make_repo: Callable[[dict[str, str]], Path],
 ) -> None:
