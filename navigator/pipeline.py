@@ -347,14 +347,18 @@ def code_view(
         lines = row.text.splitlines()
         if not chosen:
             chosen = [(row.symbol, row.start_line, row.end_line, row.signature)]
-        own = [
-            _own_match(
-                str(d[0] or ""),
-                lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1],
-                terms,
-            )
-            for d in chosen
-        ]
+        own = (
+            [
+                _own_match(
+                    str(d[0] or ""),
+                    lines[max(int(d[1]), row.start_line) - row.start_line : int(d[2]) - row.start_line + 1],
+                    terms,
+                )
+                for d in chosen
+            ]
+            if len(chosen) > 1
+            else [1.0]  # a chunk's one definition scores as the chunk: no own match needed
+        )
         best = max(own) or 1.0
         for (qn, s_line, e_line, sig), mine in zip(chosen, own, strict=True):
             key = (row.path, int(s_line))
