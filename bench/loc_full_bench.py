@@ -40,6 +40,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.localize import (  # noqa: E402
@@ -219,6 +222,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     lat: dict[str, list[float]] = {n: [] for n in variants}
     lat_code: dict[str, list[float]] = {n: [] for n in variants}
+    embedder = None
+    if args.vectors:
+        from semantic.embed import load_embedder, set_thread_limit
+
+        set_thread_limit(1)
+        embedder = load_embedder()
+        lat.update({f"{n}+v": [] for n in variants})
+        lat_code.update({f"{n}+v": [] for n in variants})
     for n, inst in enumerate(instances):
         db = instance_index(root, inst, args.trees)
         if args.build_only:
@@ -245,6 +256,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 row[f"nav-files{suffix}"] = scored(f_spans, defs, inst)
                 row[f"nav-code{suffix}"] = scored(c_spans, defs, inst, exact=True)
                 row[f"top{suffix}"] = distinct(f_spans)[:5]
+            if embedder is not None:
+                with tempfile.TemporaryDirectory(prefix="nav-locvec-") as vdir:
+                    every_leg(root, db, store, embedder, Path(vdir), variants, inst, defs, row, lat, lat_code)
         finally:
             store.close()
         rows.append(row)
@@ -255,6 +269,67 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     res["latency_ms_p50"] = {n: round(percentile(v, 0.5), 1) for n, v in lat.items()}
     res["code_latency_ms_p50"] = {n: round(percentile(v, 0.5), 1) for n, v in lat_code.items()}
     return res
+
+
+def every_leg(
+    root: Path,
+    db: Path,
+    store: Store,
+    embedder: Any,
+    vdir: Path,
+    variants: dict[str, RankingConfig],
+    inst: dict[str, Any],
+    defs: Defs,
+    row: dict[str, Any],
+    lat: dict[str, list[float]],
+    lat_code: dict[str, list[float]],
+) -> None:
+    """Score each variant with every leg (nav's default) as ``nav-files+v`` / ``nav-code+v``: the
+    instance's vector index is built through nav's ``VectorIndex`` from the repository's cache
+    (``loc_vectors.py fill``), saved where the search reads it, then searched as nav searches."""
+    from loc_vectors import cache_path, open_cache, vectors_for
+
+    from navigator.vector_sync import embed_key
+    from semantic.vectors import VectorIndex
+
+    keys = {k.id: embed_key(k.hash, k.path, k.symbol, k.signature) for k in store.chunk_keys()}
+    cache = open_cache(cache_path(root, db))
+    try:
+        vecs = vectors_for(cache, sorted(set(keys.values())), embedder.model_id)
+    finally:
+        cache.close()
+    have = [i for i, k in keys.items() if k in vecs]
+    if len(have) < len(keys):
+        raise SystemExit(
+            f"{inst['id']}: {len(keys) - len(have)} of {len(keys)} chunks have no cached vector: run loc_vectors.py fill"
+        )
+    first = SemanticSearch(store, config=variants["nav"], embedder=embedder, vectors_dir=vdir)
+    index = VectorIndex(int(next(iter(vecs.values())).shape[0]), embedder.model_id)
+    index.add(have, [keys[i] for i in have], np.vstack([vecs[keys[i]] for i in have]))
+    index.maybe_go_approximate()
+    index.save(first.vectors_path)
+    report = first.sync(max_embed=0)
+    if report.vectors != report.chunks:
+        raise SystemExit(f"{inst['id']}: the vector index covers {report.vectors} of {report.chunks} chunks")
+    for name, config in variants.items():
+        search = first if name == "nav" else SemanticSearch(store, config=config, share_with=first)
+        t0 = time.perf_counter()
+        files = search.search(inst["query"], k=50)
+        lat[f"{name}+v"].append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        code = search.search(inst["query"], k=50, view="code")
+        lat_code[f"{name}+v"].append((time.perf_counter() - t0) * 1e3)
+        if not files.complete or "vector" not in {leg for h in files.items for leg in h.ranks}:
+            print(
+                f"  {inst['id']}: every-leg answer without the vector leg ({files.reason})", file=sys.stderr
+            )
+        suffix = "" if name == "nav" else f"[{name}]"
+        row[f"nav-files+v{suffix}"] = scored(
+            [(h.path, h.start_line, h.end_line) for h in files.items], defs, inst
+        )
+        row[f"nav-code+v{suffix}"] = scored(
+            [(h.path, h.start_line, h.end_line) for h in code.items], defs, inst, exact=True
+        )
 
 
 def summarize(
@@ -276,6 +351,8 @@ def summarize(
                     pairs[f"{s} vs {b}"] = paired(s, b)
         if "[" in s:
             pairs[f"{s} vs {s.split('[', 1)[0]}"] = paired(s, s.split("[", 1)[0])
+        elif s.endswith("+v") and s[:-2] in systems:
+            pairs[f"{s} vs {s[:-2]}"] = paired(s, s[:-2])
     changes = {
         n: {
             f.name: getattr(c, f.name)
@@ -341,6 +418,11 @@ def main() -> None:
         help="a variant scored beside nav",
     )
     ap.add_argument("--no-baselines", action="store_true", help="nav's variants only")
+    ap.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also score every leg (nav's default, vectors from loc_vectors.py fill) beside the lexical legs, paired",
+    )
     ap.add_argument("--cached-only", action="store_true", help="only the instances already indexed")
     ap.add_argument(
         "--build-only", action="store_true", help="only build the per-instance indexes (no scores)"
