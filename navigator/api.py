@@ -413,6 +413,12 @@ class Navigator:
         has run twice): how soon the missing vectors will be there."""
         return self._handle.embed_rate()
 
+    def embed_runtime(self) -> str | None:
+        """The runtime the embedding model runs on in this process (``onnx-int8`` or ``torch`` for
+        the default model, chosen by what this CPU measured; None before a search or embedding
+        chose it)."""
+        return self._handle.embed_runtime()
+
     def release_model(self) -> bool:
         """Give the embedding model's memory back (it loads again when a search or :meth:`embed`
         needs it); True when one was loaded. The daemon calls it when idle."""

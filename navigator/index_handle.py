@@ -218,6 +218,10 @@ class IndexHandle:
         first = self._first_searcher
         return first is not None and first.model_loaded
 
+    def embed_runtime(self) -> str | None:
+        first = self._first_searcher
+        return first.embed_runtime() if first is not None else None
+
     def embed_rate(self) -> float | None:
         first = self._first_searcher
         return first.embed_rate() if first is not None else None

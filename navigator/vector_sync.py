@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semantic.embed import Embedder, embedding_text, load_embedder
+from semantic.embed import Embedder, embedding_text, load_embedder, runtime_of
 from semantic.vectors import VectorIndex
 from storage.db import Store
 
@@ -371,6 +371,15 @@ class VectorSync:
         if shared.batches > 1:
             n, took = shared.timed
             shared.timed = (n + texts, took + seconds)
+
+    def embed_runtime(self) -> str | None:
+        """The runtime this index's embedder runs on (:func:`semantic.embed.runtime_of`), once
+        one was chosen here, or its last complete sync's after the model was released (None
+        before either: choosing is left to the first search or sync)."""
+        emb, synced = self._shared.embedder, self._shared.synced
+        if emb is not None:
+            return runtime_of(emb.model_id)
+        return runtime_of(str(synced[1])) if synced is not None else None
 
     def embed_rate(self) -> float | None:
         """Chunks per second the model embeds on this machine, as measured by this process's

@@ -375,6 +375,18 @@ class StaticEmbedder:
         return out
 
 
+def runtime_of(model_id: str) -> str:
+    """The runtime an embedder's vectors come from, read off its model id: ``onnx-int8``,
+    ``torch`` (sentence-transformers), ``model2vec``, else the id's own prefix."""
+    if model_id.endswith(":ort-int8"):
+        return "onnx-int8"
+    if model_id.startswith("st:"):
+        return "torch"
+    if model_id.startswith("m2v:"):
+        return "model2vec"
+    return model_id.split(":", 1)[0]
+
+
 def load_embedder(
     model: str | Path | None = None, *, max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH
 ) -> Embedder:

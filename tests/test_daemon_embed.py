@@ -93,8 +93,13 @@ def test_an_idle_daemon_gives_the_model_back_and_reloads_it(
     client = DaemonClient(root)
     try:
         loaded = wait_for(client, "complete vectors", complete)
+        from semantic.embed import load_embedder, runtime_of
+
+        # the runtime it embeds on is the one this machine chooses (int8 unless torch measured faster)
+        assert loaded["embed_runtime"] == runtime_of(load_embedder().model_id)
         released = wait_for(client, "a model release", lambda s: s["model_releases"] >= 1)
         assert released["rss_now_mb"] < loaded["rss_now_mb"]
+        assert released["embed_runtime"] == loaded["embed_runtime"]  # still said: the vectors' runtime
         hits = client.search("make a new order for a customer", k=3)  # loads it again, lazily
         assert hits.items and hits.items[0].path == "orders.py"
         assert any("vector" in h.ranks for h in hits.items)

@@ -24,7 +24,7 @@ VERBS = sorted(
 CLIENT_OWN = {"call", "connect", "daemon_status", "stop"}
 """The client's methods that are about the daemon itself, not verbs of a repository."""
 NAVIGATOR_IN_PROCESS = {
-    "embed", "embed_rate", "exact", "files_changed", "grep_changed", "model_loaded", "relpath", "release_model",
+    "embed", "embed_rate", "embed_runtime", "exact", "files_changed", "grep_changed", "model_loaded", "relpath", "release_model",
     "resolve", "store", "suggestions", "team", "unfinished_note", "walk_options", "index_error",
 }  # fmt: skip
 """Navigator's public names that are not verbs every front end may use (they need the process

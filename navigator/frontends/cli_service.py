@@ -187,6 +187,7 @@ def _all_daemons_status(as_json: bool) -> None:
                 embedding=info.get("embedding"),
                 vectors=info.get("vectors"),
                 embed_rate=info.get("embed_rate"),
+                embed_runtime=info.get("embed_runtime"),
                 vectors_eta_s=info.get("vectors_eta_s"),
                 over_budget=budget.get("over"),
                 released=budget.get("released"),
@@ -207,7 +208,8 @@ def _all_daemons_status(as_json: bool) -> None:
         vectors = f" ({row['vectors']} vectors)" if row["vectors"] else ""
         if row.get("embed_rate"):
             eta = row.get("vectors_eta_s")
-            vectors += f", {row['embed_rate']:.1f} chunks/s measured here" + (
+            runtime = f" on {row['embed_runtime']}" if row.get("embed_runtime") else ""
+            vectors += f", {row['embed_rate']:.1f} chunks/s{runtime} measured here" + (
                 f", the rest in about {eta / 60:.0f} min"
                 if eta and eta >= 90
                 else f", the rest in {eta:.0f} s"

@@ -614,6 +614,7 @@ class Daemon:
             },
             "vectors": f"{vectors[0]}/{vectors[1]}" if (vectors := self.embedder.vectors) else None,
             "embed_rate": self.embedder.rate(),
+            "embed_runtime": self.embedder.runtime(),
             "vectors_eta_s": self.embedder.eta_s(),
             "embedding": self.embedder.embedding,
             "model_releases": self.budget.model_releases,

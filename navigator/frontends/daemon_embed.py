@@ -143,6 +143,10 @@ class BackgroundEmbedder:
         rate = self.nav.embed_rate()
         return None if rate is None else round(rate, 2)
 
+    def runtime(self) -> str | None:
+        """The runtime the model embeds on (None before it was chosen)."""
+        return self.nav.embed_runtime()
+
     def eta_s(self) -> float | None:
         """Seconds until every chunk has its vector at the measured rate (None: unknown or none left)."""
         rate, vectors = self.nav.embed_rate(), self.vectors
