@@ -41,6 +41,7 @@ __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 
 _FILE_SYMBOLS_MEMO = 512  # files whose symbols one connection remembers
 _DEFINITIONS_MEMO = 2048  # (file, kinds) whose definitions one connection remembers
+_REF_COUNTS_MEMO = 20_000  # names whose use counts one connection remembers
 
 SYMBOL_COLUMNS = (
     "s.id, s.name, s.qualified_name, s.kind, f.path, f.language, "
@@ -263,13 +264,30 @@ class IndexReads(TextReads):
         return {str(r[0]) for r in rows}
 
     def ref_counts(self, names: Sequence[str]) -> dict[str, int]:
+        """Remembered per connection by name while the database is unchanged (the code view
+        counts the uses of every definition of its best files, query after query)."""
         if not names:
             return {}
-        marks = ",".join("?" * len(names))
-        rows = self._rows(
-            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", list(names)
-        )
-        return {str(n): int(c) for n, c in rows}
+        memo = self._memo("_ref_counts_memo")
+        out: dict[str, int] = {}
+        missing = [n for n in dict.fromkeys(names) if n not in memo]
+        for start in range(0, len(missing), 500):
+            part = missing[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._rows(f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", part)
+            counted = {str(n): int(c) for n, c in rows}
+            for name in part:
+                if len(memo) >= _REF_COUNTS_MEMO:
+                    del memo[next(iter(memo))]  # the oldest
+                memo[name] = counted.get(name, 0)
+        for name in dict.fromkeys(names):
+            count = memo.get(name)
+            if count is None:  # pushed out by this very call: count it alone
+                row = self._one("SELECT count(*) FROM refs WHERE name = ?", (name,))
+                count = int(row[0]) if row else 0
+            if count:
+                out[name] = count
+        return out
 
     def chunks_using(self, names: Sequence[str], *, scope: Scope, limit: int) -> list[int]:
         if not names:

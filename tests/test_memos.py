@@ -206,6 +206,28 @@ def test_a_connections_definitions_of_files_are_read_once_and_follow_commits_of_
         nav.close()
 
 
+def test_a_connections_use_counts_are_counted_once_and_follow_commits_of_any_connection(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    root = make_repo({"a.py": "def one():\n    pass\n\n\none()\none()\n"})
+    nav = Navigator(root)
+    nav.index()
+    reader = Store(nav.index_path)
+    counted: list[str] = []
+    reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "FROM refs" in sql else None)
+    try:
+        first = reader.ref_counts(["one", "two"])
+        assert first.get("one", 0) >= 2 and "two" not in first  # a name without uses: left out
+        assert reader.ref_counts(["two", "one"]) == first and len(counted) == 1  # both remembered
+        (root / "b.py").write_text("from a import one\n\n\ndef two():\n    return one()\n")
+        nav.index()  # another connection commits
+        again = reader.ref_counts(["one", "two"])
+        assert again["one"] > first["one"] and len(counted) == 2
+    finally:
+        reader.close()
+        nav.close()
+
+
 def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
     make_repo: Callable[[dict[str, str]], Path],
 ) -> None:
