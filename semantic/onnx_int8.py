@@ -381,7 +381,7 @@ def runtime_choice(model_path: Path | None = None, *, cache_dir: Path | None = N
     if speed is None:
         return "onnx-int8 (not timed on this CPU)"
     rates = f"{speed['onnx-int8']:.1f} chunks/s int8 against {speed['torch']:.1f} torch, one thread"
-    chosen = "torch" if torch_measured_faster(folder) is not None else "onnx-int8"
+    chosen = "torch" if torch_faster(speed) else "onnx-int8"
     return f"{chosen} ({rates}, this CPU)"
 
 

@@ -35,7 +35,7 @@ from storage.query import (
     Vector,
 )
 from storage.sqlite_errors import classify_query_error
-from storage.sqlite_text import BATCH, CHUNK_OF, TextReads, like_escape, scope_sql
+from storage.sqlite_text import BATCH, CHUNK_OF, TextReads, like_escape, remember, scope_sql
 
 __all__ = ["IndexReads", "SYMBOL_COLUMNS", "scope_sql", "symbol_from_row"]
 
@@ -75,8 +75,6 @@ def symbol_from_row(row: Sequence[Any]) -> SymbolRow:
 class IndexReads(TextReads):
     """The read queries of one index database (and its vector cache's writes); the full-text
     ones are :class:`storage.sqlite_text.TextReads`'."""
-
-    _symbols_memo: tuple[tuple[int, int], dict[str, list[SymbolRow]]] | None = None
 
     # -- symbols -----------------------------------------------------------------------------
 
@@ -163,9 +161,7 @@ class IndexReads(TextReads):
                     KindedDefinition(str(qn), int(sl), int(el), sig, str(kind))
                 )
             for path in part:
-                if len(memo) >= _DEFINITIONS_MEMO:
-                    del memo[next(iter(memo))]  # the oldest
-                memo[(path, kinds_key)] = tuple(out.get(path, ()))
+                remember(memo, (path, kinds_key), tuple(out.get(path, ())), _DEFINITIONS_MEMO)
         return out
 
     def symbols_by_name(self, name: str) -> list[SymbolRow]:
@@ -187,26 +183,12 @@ class IndexReads(TextReads):
         rows = memo.get(path)
         if rows is None:
             rows = self._symbols("f.path = ?", (path,), limit=100_000)
-            if len(memo) >= _FILE_SYMBOLS_MEMO:
-                del memo[next(iter(memo))]  # the oldest
-            memo[path] = rows
+            remember(memo, path, rows, _FILE_SYMBOLS_MEMO)
         return list(rows)
 
     def _file_symbols_memo(self) -> dict[str, list[SymbolRow]]:
         """The memo of :meth:`symbols_in_file` (:meth:`_memo`)."""
         return self._memo("_symbols_memo")
-
-    def _memo(self, name: str) -> dict[Any, Any]:
-        """The connection's memo held in attribute ``name``, emptied when anything was committed
-        since: by another connection (``PRAGMA data_version`` moves) or by this one
-        (``total_changes``)."""
-        state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
-        held = getattr(self, name, None)
-        if held is None or held[0] != state:
-            held = (state, {})
-            setattr(self, name, held)
-        memo: dict[Any, Any] = held[1]
-        return memo
 
     def symbols_fts(self, match: str, *, limit: int = 200) -> list[SymbolRow]:
         if not match:
@@ -269,25 +251,22 @@ class IndexReads(TextReads):
         if not names:
             return {}
         memo = self._memo("_ref_counts_memo")
-        out: dict[str, int] = {}
-        missing = [n for n in dict.fromkeys(names) if n not in memo]
+        counts: dict[str, int] = {}
+        missing: list[str] = []
+        for name in dict.fromkeys(names):
+            if name in memo:
+                counts[name] = memo[name]
+            else:
+                missing.append(name)
         for start in range(0, len(missing), 500):
             part = missing[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self._rows(f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) GROUP BY name", part)
             counted = {str(n): int(c) for n, c in rows}
             for name in part:
-                if len(memo) >= _REF_COUNTS_MEMO:
-                    del memo[next(iter(memo))]  # the oldest
-                memo[name] = counted.get(name, 0)
-        for name in dict.fromkeys(names):
-            count = memo.get(name)
-            if count is None:  # pushed out by this very call: count it alone
-                row = self._one("SELECT count(*) FROM refs WHERE name = ?", (name,))
-                count = int(row[0]) if row else 0
-            if count:
-                out[name] = count
-        return out
+                counts[name] = counted.get(name, 0)
+                remember(memo, name, counts[name], _REF_COUNTS_MEMO)
+        return {name: n for name, n in counts.items() if n}
 
     def chunks_using(self, names: Sequence[str], *, scope: Scope, limit: int) -> list[int]:
         if not names:

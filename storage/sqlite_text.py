@@ -108,10 +108,15 @@ class SqlSeam:
         return rows[0] if rows else None
 
 
+def remember(memo: dict[Any, Any], key: Any, value: Any, cap: int) -> None:
+    """Put ``key`` in a connection's memo of at most ``cap`` entries, the oldest dropped first."""
+    if key not in memo and len(memo) >= cap:
+        del memo[next(iter(memo))]
+    memo[key] = value
+
+
 class TextReads(SqlSeam):
     """Full-text reads; a connection remembers the document frequencies it counted."""
-
-    _df_memo: tuple[tuple[int, int], dict[tuple[str, str], tuple[int, int]]] | None = None
 
     def doc_freqs(self, words: Sequence[str], *, cap: int) -> dict[str, int]:
         return self.table_doc_freqs(words, cap=cap, table="chunks")
@@ -133,20 +138,25 @@ class TextReads(SqlSeam):
                 continue
             rows = self._match_rows(sql, ('"' + w.replace('"', '""') + '"', cap + 1))
             out[w] = int(rows[0][0]) if rows else 0
-            if len(memo) >= _DOC_FREQ_MEMO:
-                del memo[next(iter(memo))]  # the oldest
-            memo[(table, w)] = (out[w], cap)
+            remember(memo, (table, w), (out[w], cap), _DOC_FREQ_MEMO)
         return out
 
     def _doc_freq_memo(self) -> dict[tuple[str, str], tuple[int, int]]:
         """Words' document frequencies as counted so far (pasted issues on one checkout share
-        most of their words), emptied when anything was committed since, like the symbols memo."""
+        most of their words): :meth:`_memo`."""
+        return self._memo("_df_memo")
+
+    def _memo(self, name: str) -> dict[Any, Any]:
+        """The connection's memo held in attribute ``name``, emptied when anything was committed
+        since: by another connection (``PRAGMA data_version`` moves) or by this one
+        (``total_changes``)."""
         state = (self._rows("PRAGMA data_version")[0][0], self.conn.total_changes)
-        held = getattr(self, "_df_memo", None)
+        held = getattr(self, name, None)
         if held is None or held[0] != state:
             held = (state, {})
-            self._df_memo = held
-        return held[1]
+            setattr(self, name, held)
+        memo: dict[Any, Any] = held[1]
+        return memo
 
     def vocab_doc_freqs(self, words: Sequence[str]) -> dict[str, int]:
         lookups = list(dict.fromkeys(words))

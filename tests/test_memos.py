@@ -153,14 +153,25 @@ def test_the_daemons_remembered_answers_follow_its_watcher(daemon_root: Path) ->
 # -- a file's symbols, per index connection ------------------------------------------------------
 
 
-def test_a_connections_file_symbols_follow_commits_of_any_connection(
-    make_repo: Callable[[dict[str, str]], Path],
-) -> None:
-    root = make_repo({"a.py": "def one():\n    pass\n"})
+@contextlib.contextmanager
+def indexed_reader(root: Path) -> Iterator[tuple[Navigator, Store]]:
+    """``root`` indexed by a Navigator (the connection that commits) and a second connection to
+    read its index, both closed after."""
     nav = Navigator(root)
     nav.index()
     reader = Store(nav.index_path)
     try:
+        yield nav, reader
+    finally:
+        reader.close()
+        nav.close()
+
+
+def test_a_connections_file_symbols_follow_commits_of_any_connection(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    root = make_repo({"a.py": "def one():\n    pass\n"})
+    with indexed_reader(root) as (nav, reader):
         assert [r.definition.name for r in reader.symbols_in_file("a.py")] == ["one"]
         assert [r.definition.name for r in reader.symbols_in_file("a.py")] == ["one"]  # remembered
         (root / "a.py").write_text("def two():\n    pass\n\n\ndef three():\n    pass\n")
@@ -169,22 +180,16 @@ def test_a_connections_file_symbols_follow_commits_of_any_connection(
         rows = reader.symbols_in_file("a.py")
         rows.clear()  # a caller's list is its own
         assert len(reader.symbols_in_file("a.py")) == 2
-    finally:
-        reader.close()
-        nav.close()
 
 
 def test_a_connections_definitions_of_files_are_read_once_and_follow_commits_of_any_connection(
     make_repo: Callable[[dict[str, str]], Path],
 ) -> None:
     root = make_repo({"a.py": "def one():\n    pass\n", "b.py": "X = 1\n"})
-    nav = Navigator(root)
-    nav.index()
-    reader = Store(nav.index_path)
-    reads: list[str] = []
-    reader.conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM symbols s" in sql else None)
-    kinds = ("function", "class")
-    try:
+    with indexed_reader(root) as (nav, reader):
+        reads: list[str] = []
+        reader.conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM symbols s" in sql else None)
+        kinds = ("function", "class")
 
         def names(paths: list[str], kinds: tuple[str, ...] = kinds) -> dict[str, list[str]]:
             return {
@@ -201,21 +206,15 @@ def test_a_connections_definitions_of_files_are_read_once_and_follow_commits_of_
         (root / "a.py").write_text("def two():\n    pass\n\n\nclass Three:\n    pass\n")
         nav.index()  # another connection commits
         assert names(["a.py", "b.py"]) == {"a.py": ["two", "Three"]}
-    finally:
-        reader.close()
-        nav.close()
 
 
 def test_a_connections_use_counts_are_counted_once_and_follow_commits_of_any_connection(
     make_repo: Callable[[dict[str, str]], Path],
 ) -> None:
     root = make_repo({"a.py": "def one():\n    pass\n\n\none()\none()\n"})
-    nav = Navigator(root)
-    nav.index()
-    reader = Store(nav.index_path)
-    counted: list[str] = []
-    reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "FROM refs" in sql else None)
-    try:
+    with indexed_reader(root) as (nav, reader):
+        counted: list[str] = []
+        reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "FROM refs" in sql else None)
         first = reader.ref_counts(["one", "two"])
         assert first.get("one", 0) >= 2 and "two" not in first  # a name without uses: left out
         assert reader.ref_counts(["two", "one"]) == first and len(counted) == 1  # both remembered
@@ -223,21 +222,15 @@ def test_a_connections_use_counts_are_counted_once_and_follow_commits_of_any_con
         nav.index()  # another connection commits
         again = reader.ref_counts(["one", "two"])
         assert again["one"] > first["one"] and len(counted) == 2
-    finally:
-        reader.close()
-        nav.close()
 
 
 def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
     make_repo: Callable[[dict[str, str]], Path],
 ) -> None:
     root = make_repo({f"a{i}.py": f"def f{i}():\n    return ledger_total + {i}\n" for i in range(4)})
-    nav = Navigator(root)
-    nav.index()
-    reader = Store(nav.index_path)
-    counted: list[str] = []
-    reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "MATCH" in sql else None)
-    try:
+    with indexed_reader(root) as (nav, reader):
+        counted: list[str] = []
+        reader.conn.set_trace_callback(lambda sql: counted.append(sql) if "MATCH" in sql else None)
         assert reader.doc_freqs(["ledger", "zebra"], cap=2) == {"ledger": 3, "zebra": 0}  # up to cap + 1
         assert reader.doc_freqs(["ledger", "zebra"], cap=2) == {"ledger": 3, "zebra": 0}
         assert len(counted) == 2  # remembered: an exact count and a bound good up to its cap
@@ -247,9 +240,6 @@ def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
         (root / "b.py").write_text("def zebra_ledger():\n    return 0\n")
         nav.index()  # another connection commits
         assert reader.doc_freqs(["ledger", "zebra"], cap=10) == {"ledger": 5, "zebra": 1}
-    finally:
-        reader.close()
-        nav.close()
 
 
 # -- a file's split lines ----------------------------------------------------------------------------
