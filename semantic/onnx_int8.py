@@ -257,17 +257,18 @@ def torch_measured_faster(folder: Path) -> dict[str, float] | None:
 def _record_speed(folder: Path, model_path: Path, max_seq_length: int) -> None:
     """Time the runtimes on this CPU for an export made without (another CPU, an older nav) and
     add it to its meta file, replaced whole; logged and skipped when that fails."""
+    tmp = folder / f"{_ONNX_META}.{os.getpid()}-{threading.get_ident()}"
     try:
         speed = measure_runtimes(model_path, folder / _ONNX_FILE, max_seq_length)
         meta = json.loads((folder / _ONNX_META).read_text(encoding="utf-8"))
         if not isinstance(meta.get("speed"), dict):
             meta["speed"] = {}
         meta["speed"][cpu_key()] = speed
-        tmp = folder / f"{_ONNX_META}.{os.getpid()}-{threading.get_ident()}"
         tmp.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(tmp, folder / _ONNX_META)
     except Exception as exc:  # loading torch, timing, writing: each means "not measured"
         log.warning("could not time the runtimes on this CPU: %s", str(exc)[:200])
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written meta file behind
 
 
 _prepare_lock = threading.Lock()

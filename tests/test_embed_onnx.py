@@ -382,3 +382,44 @@ def test_time_runs_counts_texts_per_second_by_the_median_round() -> None:
     assert runtime_speed.torch_faster({"torch": 2.0, "onnx-int8": 1.0})
     assert not runtime_speed.torch_faster({"torch": 1.1, "onnx-int8": 1.0})
     assert len(runtime_speed.speed_texts()) == runtime_speed.SPEED_TEXTS
+
+
+def test_timing_that_fails_at_export_leaves_a_sound_export_that_stays_int8(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(model_path: Path, onnx_file: Path, max_seq_length: int) -> dict[str, float]:
+        raise MemoryError("cannot allocate the torch model")
+
+    monkeypatch.setattr(onnx_int8, "measure_runtimes", broken)
+    monkeypatch.setenv("NAV_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(embed.RUNTIME_ENV, raising=False)
+    with caplog.at_level(logging.WARNING, logger="nav.embed"):
+        folder = prepare_onnx_int8(cache_dir=tmp_path)  # export, then again at prepare: both fail
+    assert folder is not None and (folder / "model-int8.onnx").exists()
+    assert "could not time the runtimes" in caplog.text and "cannot allocate" in caplog.text
+    assert onnx_int8.measured_speed(folder) is None
+    assert onnx_int8.runtime_choice(cache_dir=tmp_path) == "onnx-int8 (not timed on this CPU)"
+    emb = load_embedder()
+    assert isinstance(emb, OnnxInt8Embedder) and emb.embed_query("x").shape == (384,)
+
+
+def test_a_full_disk_while_recording_the_timing_is_logged_and_the_export_still_used(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import errno
+    import os
+
+    copy = _with_speed(folder, tmp_path, {})
+    before = (copy / "meta.json").read_text()
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)  # the meta file's atomic rewrite meets a full disk
+    with caplog.at_level(logging.WARNING, logger="nav.embed"):
+        assert prepare_onnx_int8(cache_dir=tmp_path) == copy
+    monkeypatch.undo()
+    assert "could not time the runtimes" in caplog.text and "No space left" in caplog.text
+    assert (copy / "meta.json").read_text() == before  # never half-written
+    assert sorted(f.name for f in copy.iterdir()) == sorted(f.name for f in folder.iterdir())  # nothing left
+    assert onnx_int8.torch_measured_faster(copy) is None  # so the choice stays int8
