@@ -159,19 +159,27 @@ class TextReads(SqlSeam):
         return memo
 
     def vocab_doc_freqs(self, words: Sequence[str]) -> dict[str, int]:
-        lookups = list(dict.fromkeys(words))
-        df: dict[str, int] = {}
-        self._rows(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
-        )
+        """Each indexed term's document count (terms the index lacks are left out); remembered
+        per connection (:meth:`_memo`: the code view counts a query's words on every question)."""
+        memo = self._memo("_vocab_memo")
+        counts = {w: memo[w] for w in dict.fromkeys(words) if w in memo}
+        lookups = [w for w in dict.fromkeys(words) if w not in counts]
+        if lookups:
+            self._rows(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.nav_chunks_vocab USING fts5vocab(main, 'chunks_fts', 'row')"
+            )
+        found: dict[str, int] = {}
         for start in range(0, len(lookups), BATCH):
             part = lookups[start : start + BATCH]
             marks = ",".join("?" * len(part))
             for term, doc in self._rows(
                 f"SELECT term, doc FROM temp.nav_chunks_vocab WHERE term IN ({marks})", part
             ):
-                df[str(term)] = int(doc)
-        return df
+                found[str(term)] = int(doc)
+        for w in lookups:  # a term the index lacks is remembered as 0, and left out
+            counts[w] = found.get(w, 0)
+            remember(memo, w, counts[w], _DOC_FREQ_MEMO)
+        return {w: n for w, n in counts.items() if n}
 
     def chunk_count(self) -> int:
         row = self._one("SELECT count(*) FROM chunks")

@@ -242,6 +242,28 @@ def test_a_connections_document_frequencies_are_counted_once_and_follow_commits(
         assert reader.doc_freqs(["ledger", "zebra"], cap=10) == {"ledger": 5, "zebra": 1}
 
 
+def test_a_connections_vocabulary_counts_are_read_once_and_follow_commits(
+    make_repo: Callable[[dict[str, str]], Path],
+) -> None:
+    """The code view's per-word document counts (fts5vocab): read once per word, a word the
+    index lacks left out (and not read again), everything read afresh after a commit."""
+    root = make_repo({f"a{i}.py": f"def f{i}():\n    return ledger_total + {i}\n" for i in range(4)})
+    with indexed_reader(root) as (nav, reader):
+        reads: list[str] = []
+        reader.conn.set_trace_callback(
+            lambda sql: reads.append(sql) if "nav_chunks_vocab WHERE" in sql else None
+        )
+        first = reader.vocab_doc_freqs(["ledger", "zebra"])
+        assert first.get("ledger", 0) >= 4 and "zebra" not in first
+        assert reader.vocab_doc_freqs(["zebra", "ledger", "ledger"]) == first and len(reads) == 1
+        got = reader.vocab_doc_freqs(["ledger", "total"])
+        assert got["ledger"] == first["ledger"] and got["total"] >= 4 and len(reads) == 2  # only "total" read
+        (root / "b.py").write_text("def zebra_ledger():\n    return 0\n")
+        nav.index()  # another connection commits
+        again = reader.vocab_doc_freqs(["ledger", "zebra"])
+        assert again["ledger"] > first["ledger"] and again["zebra"] >= 1
+
+
 # -- a file's split lines ----------------------------------------------------------------------------
 
 
