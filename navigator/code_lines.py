@@ -118,6 +118,19 @@ def _pick(items: Sequence[_T], at: Sequence[int]) -> Sequence[_T]:
     return got
 
 
+def _events(
+    keys: Sequence[str], postings: dict[str, list[int]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(index of the key in ``keys``, line) for each line of each key's postings."""
+    held = [(j, postings[k]) for j, k in enumerate(keys) if k in postings]
+    lines = np.fromiter(chain.from_iterable(at for _j, at in held), dtype=np.int64)
+    ids = np.repeat(
+        np.fromiter((j for j, _at in held), dtype=np.int64, count=len(held)),
+        np.fromiter((len(at) for _j, at in held), dtype=np.int64, count=len(held)),
+    )
+    return ids, lines
+
+
 class FileLines:
     """One file's indexed lines (``text[n]`` is line ``n``; "" where the index holds none) and each
     line's parts (:func:`line_parts`), split when a candidate first reads them."""
@@ -135,6 +148,7 @@ class FileLines:
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
         self._len_cache: npt.NDArray[np.int64] | None = None
+        self._postings: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
         self._lock = threading.Lock()  # kept files are shared by the daemon's request threads
 
     def _lens(self) -> npt.NDArray[np.int64]:
@@ -143,6 +157,22 @@ class FileLines:
         if self._len_cache is None:
             self._len_cache = np.fromiter(map(len, self._words), dtype=np.int64, count=self.last + 2)
         return self._len_cache
+
+    def _inverted(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """The whole file's postings, once every line is split (under the lock): word -> the line
+        of each of its occurrences, identifier token -> each line holding it. A query's events
+        are then read per query word, not per line (a module-level row spans the whole file)."""
+        if self._postings is None:
+            words: dict[str, list[int]] = {}
+            tokens: dict[str, list[int]] = {}
+            for n, ws in enumerate(self._words):
+                for w in ws:
+                    words.setdefault(w, []).append(n)
+            for n, ts in enumerate(self._tokens):
+                for t in ts:
+                    tokens.setdefault(t, []).append(n)
+            self._postings = (words, tokens)
+        return self._postings
 
     def _fill(self, lo: int, hi: int) -> None:
         """Split lines ``lo``..``hi - 1`` (a line split before is split again from the cache;
@@ -154,6 +184,7 @@ class FileLines:
         self._raised[lo:hi] = raised
         self._split[lo:hi] = b"\x01" * (hi - lo)
         self._len_cache = None
+        self._postings = None
 
     def _clip(self, start: int, end: int) -> tuple[int, int]:
         """Lines ``start``..``end`` as the index holds them: [lo, hi)."""
@@ -174,6 +205,7 @@ class FileLines:
                 if lo < hi and self._split.find(0, lo, hi) >= 0:
                     self._fill(lo, hi)
             whole_lens = self._lens() if uncovered is not None else None
+            postings = self._inverted() if uncovered is not None else None
         words: Sequence[tuple[str, ...]]
         tokens: Sequence[frozenset[str]]
         literals: Sequence[tuple[str, ...]]
@@ -203,7 +235,11 @@ class FileLines:
             mask[list(uncovered)] = True
         no_events = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         word_events = no_events
-        if query.words:  # (query word, line) of each occurrence, from the lines holding one, in C
+        ident_events = no_events
+        if postings is not None:  # the whole file: (query word, line) from its postings
+            word_events = _events(query.words, postings[0])
+            ident_events = _events(query.idents, postings[1])
+        elif query.words:  # (query word, line) of each occurrence, from the lines holding one, in C
             hits = list(compress(range(size), map(operator.not_, map(query.word_set.isdisjoint, words))))
             if hits:
                 held = _pick(words, hits)
@@ -214,8 +250,7 @@ class FileLines:
                 )
                 keep = ids >= 0
                 word_events = (ids[keep], lines[keep])
-        ident_events = no_events
-        if query.idents:  # (identifier token, line) of each line holding it
+        if postings is None and query.idents:  # (identifier token, line) of each line holding it
             hits = list(compress(range(size), map(operator.not_, map(query.ident_set.isdisjoint, tokens))))
             if hits:
                 found = list(map(query.ident_set.intersection, _pick(tokens, hits)))

@@ -19,6 +19,7 @@ Nothing here does I/O: every function is over plain values and callables the ada
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import math
@@ -311,6 +312,24 @@ def _named_at(qualified: str, terms: QueryTerms, config: RankingConfig) -> int:
     return len(terms.identifiers) + (0 if definition_match(qualified, terms, config=config) else 1)
 
 
+def _leaves(inside: Sequence[Definition]) -> list[Definition]:
+    """The definitions of ``inside`` that hold no other (two of one span hold each other), in
+    their order: each is checked against those starting within it, by start line."""
+    order = sorted(range(len(inside)), key=lambda i: int(inside[i][1]))
+    starts = [int(inside[i][1]) for i in order]
+    leaf = [True] * len(inside)
+    for i, d in enumerate(inside):
+        s, e = int(d[1]), int(d[2])
+        j = bisect.bisect_left(starts, s)
+        while j < len(order) and starts[j] <= e:
+            o = inside[order[j]]
+            if o is not d and int(o[2]) <= e:
+                leaf[i] = False
+                break
+            j += 1
+    return [d for i, d in enumerate(inside) if leaf[i]]
+
+
 def code_view_depth(k: int) -> int:
     """How many of the ranked chunks the code view reads definitions for."""
     return max(3 * k, 30)
@@ -336,11 +355,19 @@ def code_view(
     ] = []
     seen: set[tuple[str, int]] = set()
     decay = config.code_split_decay
+    named_at: dict[str, int] = {}
+
+    def named(qualified: str) -> int:
+        got = named_at.get(qualified)
+        if got is None:
+            got = named_at[qualified] = _named_at(qualified, terms, config)
+        return got
+
     for r, row, defs in ranked:
         inside = [d for d in defs if d[1] >= row.start_line]
-        leaves = [d for d in inside if not any(o is not d and d[1] <= o[1] and o[2] <= d[2] for o in inside)]
+        leaves = _leaves(inside)
         if leaves:
-            chosen = sorted(leaves, key=lambda d: (_named_at(str(d[0]), terms, config), d[1]))
+            chosen = sorted(leaves, key=lambda d: (named(str(d[0])), d[1]))
         else:
             around = [d for d in defs if d[1] <= row.start_line and d[2] >= row.end_line]
             chosen = [min(around, key=lambda d: d[2] - d[1])] if around else []
