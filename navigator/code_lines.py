@@ -11,6 +11,7 @@ import functools
 import operator
 import re
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ def _pick(items: Sequence[_T], at: Sequence[int]) -> Sequence[_T]:
 
 
 def _events(
-    keys: Sequence[str], postings: dict[str, list[int]]
+    keys: Sequence[str], postings: dict[str, array[int]]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(index of the key in ``keys``, line) for each line of each key's postings."""
     held = [(j, postings[k]) for j, k in enumerate(keys) if k in postings]
@@ -148,7 +149,7 @@ class FileLines:
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
         self._len_cache: npt.NDArray[np.int64] | None = None
-        self._postings: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
+        self._postings: tuple[dict[str, array[int]], dict[str, array[int]]] | None = None
         self._lock = threading.Lock()  # kept files are shared by the daemon's request threads
 
     def _lens(self) -> npt.NDArray[np.int64]:
@@ -158,19 +159,19 @@ class FileLines:
             self._len_cache = np.fromiter(map(len, self._words), dtype=np.int64, count=self.last + 2)
         return self._len_cache
 
-    def _inverted(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    def _inverted(self) -> tuple[dict[str, array[int]], dict[str, array[int]]]:
         """The whole file's postings, once every line is split (under the lock): word -> the line
-        of each of its occurrences, identifier token -> each line holding it. A query's events
+        of each of its occurrences, identifier token -> each line holding it (4 bytes a line number). A query's events
         are then read per query word, not per line (a module-level row spans the whole file)."""
         if self._postings is None:
-            words: dict[str, list[int]] = {}
-            tokens: dict[str, list[int]] = {}
+            words: dict[str, array[int]] = {}
+            tokens: dict[str, array[int]] = {}
             for n, ws in enumerate(self._words):
                 for w in ws:
-                    words.setdefault(w, []).append(n)
+                    words.setdefault(w, array("I")).append(n)
             for n, ts in enumerate(self._tokens):
                 for t in ts:
-                    tokens.setdefault(t, []).append(n)
+                    tokens.setdefault(t, array("I")).append(n)
             self._postings = (words, tokens)
         return self._postings
 
