@@ -149,6 +149,7 @@ class FileLines:
         self._raised: list[frozenset[str]] = [frozenset()] * size
         self._split = bytearray(size)
         self._len_cache: npt.NDArray[np.int64] | None = None
+        self._whole_reads = 0
         self._postings: tuple[dict[str, array[int]], dict[str, array[int]]] | None = None
         self._lock = threading.Lock()  # kept files are shared by the daemon's request threads
 
@@ -206,7 +207,10 @@ class FileLines:
                 if lo < hi and self._split.find(0, lo, hi) >= 0:
                     self._fill(lo, hi)
             whole_lens = self._lens() if uncovered is not None else None
-            postings = self._inverted() if uncovered is not None else None
+            postings = None
+            if uncovered is not None:  # postings from a file's second whole read: a first query pays none
+                self._whole_reads += 1
+                postings = self._inverted() if self._whole_reads > 1 else None
         words: Sequence[tuple[str, ...]]
         tokens: Sequence[frozenset[str]]
         literals: Sequence[tuple[str, ...]]

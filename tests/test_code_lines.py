@@ -68,8 +68,8 @@ def test_span_sums_equal_plain_loops_whole_file_or_spans(seed: int, spans_first:
     covered = {n for s, e in spans for n in range(s, min(e, len(text)) + 1)}
     uncovered = [n for n in range(1, len(text) + 1) if n not in covered]
     rows = [list(range(max(s, 0), min(e, len(text)) + 1)) for s, e in spans]
-    calls = [None, uncovered] if spans_first else [uncovered, None, uncovered]
-    for module in calls:  # spans only, then the whole file's postings (or the reverse), again
+    calls = [None, uncovered, uncovered] if spans_first else [uncovered, None, uncovered, uncovered]
+    for module in calls:  # spans only, the whole file line by line, then from its postings
         got = lines.aggregate(spans, module, query)
         want = _naive(full, rows + ([module] if module is not None else []), query)
         assert [list(map(int, r)) for r in got.tf] == [w[0] for w in want]
