@@ -90,7 +90,12 @@ class VectorIndex:
         if not gone:
             return 0
         with self._lock:
-            self._index.remove_ids(faiss.IDSelectorBatch(np.asarray(gone, dtype=np.int64)))
+            arr = np.asarray(gone, dtype=np.int64)
+            if self._approx and self._index.direct_map.type == faiss.DirectMap.Hashtable:
+                # an id -> vector map (``vectors_of``) is kept in step by an array selector only
+                self._index.remove_ids(faiss.IDSelectorArray(len(arr), faiss.swig_ptr(arr)))
+            else:
+                self._index.remove_ids(faiss.IDSelectorBatch(arr))
             for i in gone:
                 del self._hashes[i]
         return len(gone)
@@ -105,9 +110,20 @@ class VectorIndex:
                 else np.zeros((0, self.dim), dtype=np.float32)
             )
             return ids, vecs.astype(np.float32)
-        self._index.make_direct_map()
-        vecs = np.vstack([self._index.reconstruct(int(i)) for i in ids]).astype(np.float32)
+        vecs = self.vectors_of([int(i) for i in ids])
         return ids, vecs
+
+    def vectors_of(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        """The stored vectors of chunk ids held (others skipped), in the given order. An IVF
+        index keeps a hash map from id to vector from then on (its ids are not sequential,
+        which the default direct map refuses)."""
+        held = [int(i) for i in ids if i in self._hashes]
+        if not held:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            if self._approx and self._index.direct_map.type != faiss.DirectMap.Hashtable:
+                self._index.set_direct_map_type(faiss.DirectMap.Hashtable)
+            return np.vstack([self._index.reconstruct(i) for i in held]).astype(np.float32)
 
     def rebuild(
         self, ids: npt.NDArray[np.int64], hashes: Sequence[str], vectors: npt.NDArray[np.float32]

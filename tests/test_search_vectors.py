@@ -71,3 +71,23 @@ def test_switches_to_ivf_above_threshold_and_keeps_ids(tmp_path: Path) -> None:
     back = VectorIndex.load(tmp_path / "ivf.npz", approx_threshold=1000)
     assert back is not None and back.approximate and len(back) == n - 1
     assert back.search(vecs[5], 1, allowed=[105])[0][0] == 105
+
+
+def test_stored_vectors_are_read_back_exact_and_ivf_after_adds_and_removes() -> None:
+    """``vectors_of`` (vector feedback, and rebuilding an IVF index) on both index forms: the
+    vectors as added, in the order asked, ids not held skipped."""
+    n = 3000
+    vecs = _unit(n, 16, seed=2)
+    exact = VectorIndex(16, "m")
+    exact.add([7, 9, 11], ["a", "b", "c"], vecs[:3])
+    assert np.allclose(exact.vectors_of([11, 5, 7]), vecs[[2, 0]])
+    assert exact.vectors_of([5]).shape == (0, 16)
+    idx = VectorIndex(16, "m", approx_threshold=1000)
+    idx.add(list(range(100, 100 + n)), [str(i) for i in range(n)], vecs)
+    assert idx.maybe_go_approximate() and idx.approximate
+    assert np.allclose(idx.vectors_of([105, 100]), vecs[[5, 0]])
+    idx.remove([105])
+    idx.add([99_999], ["new"], vecs[:1])
+    assert np.allclose(idx.vectors_of([105, 99_999, 101]), vecs[[0, 1]])
+    ids, back = idx.reconstruct_all()  # an IVF index's ids are not sequential
+    assert len(ids) == n and np.allclose(back[list(ids).index(101)], vecs[1])
