@@ -18,7 +18,6 @@ import dataclasses
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +26,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import numpy as np  # noqa: E402
 from loc_bench import long_text  # noqa: E402
 
 from bench.harness.stats import percentile as pct  # noqa: E402
@@ -83,20 +81,8 @@ def main() -> None:
         action="store_true",
         help="also time Navigator.search through TREE's daemon (started here with NAV_DAEMON_NO_EMBED=1 and NAV_DAEMON_NO_WARM=1, stopped after)",
     )
-    ap.add_argument(
-        "--vectors",
-        metavar="SET_ROOT",
-        help="every leg: DB is an instance index of a localization set (SET_ROOT, e.g. /work/corpora/loc_full) "
-        "whose vectors `loc_vectors.py fill` cached; times each view with and without the vector feedback leg "
-        "(RankingConfig.vector_feedback 0.5 on long queries) against vector_feedback 0",
-    )
     args = ap.parse_args()
     store = Store(Path(args.db))
-    if args.vectors:
-        with tempfile.TemporaryDirectory(prefix="nav-lql-") as vdir:
-            every_leg_rounds(store, Path(args.db), Path(args.vectors), Path(vdir), args)
-        store.close()
-        return
     search = SemanticSearch(store)
     if args.daemon:
         from navigator.frontends.client import DaemonClient
@@ -126,51 +112,6 @@ def main() -> None:
     chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     print(f"{args.db}: {chunks} chunks")
     store.close()
-
-
-def every_leg_rounds(store: Store, db: Path, set_root: Path, vdir: Path, args: argparse.Namespace) -> None:
-    """:func:`paired_rounds` with every leg (the instance's vectors from the set's cache), each
-    view without and with the vector feedback leg."""
-    from loc_vectors import cache_path, open_cache, vectors_for
-
-    from navigator.vector_sync import embed_key
-    from semantic.embed import load_embedder, set_thread_limit
-    from semantic.vectors import VectorIndex
-
-    set_thread_limit(1)
-    embedder = load_embedder()
-    keys = {k.id: embed_key(k.hash, k.path, k.symbol, k.signature) for k in store.chunk_keys()}
-    cache = open_cache(cache_path(set_root, db))
-    try:
-        vecs = vectors_for(cache, sorted(set(keys.values())), embedder.model_id)
-    finally:
-        cache.close()
-    have = [i for i, k in keys.items() if k in vecs]
-    if len(have) < len(keys):
-        raise SystemExit(
-            f"{db}: {len(keys) - len(have)} chunks have no cached vector: run loc_vectors.py fill"
-        )
-    off = dataclasses.replace(DEFAULT, vector_feedback=0.0)
-    on = dataclasses.replace(DEFAULT, vector_feedback=0.5, vector_feedback_long_only=True)
-    base = SemanticSearch(store, config=off, embedder=embedder, vectors_dir=vdir)
-    index = VectorIndex(int(next(iter(vecs.values())).shape[0]), embedder.model_id)
-    index.add(have, [keys[i] for i in have], np.vstack([vecs[keys[i]] for i in have]))
-    index.maybe_go_approximate()
-    index.save(base.vectors_path)
-    base.sync(max_embed=0)
-    fb = SemanticSearch(store, config=on, share_with=base)
-    runners: dict[str, Callable[[str], object]] = {}
-    for view in args.view or ["files"]:
-        how = "code" if view.startswith("code") else "files"
-        for name, engine in (("", base), (" +vprf", fb)):
-            runners[view + name] = lambda q, engine=engine, how=how: engine.search(q, k=args.k, view=how)
-    paired_rounds(
-        f"in-process, every leg, k={args.k}",
-        runners,
-        queries_of(store, Path(args.tree), args.query),
-        args.rounds,
-    )
-    print(f"{db}: {len(keys)} chunks, {len(have)} vectors")
 
 
 def queries_of(store: Store, tree: Path, summary: str) -> dict[str, str]:

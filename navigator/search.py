@@ -26,8 +26,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import numpy as np
-
 from navigator.code_order import CODE_DEPTH, ORDER_KINDS, learned_code_view, load_model
 from navigator.pipeline import (
     VIEWS,
@@ -135,7 +133,6 @@ class SemanticSearch(VectorSync):
         problems: list[str] | None = None,
         depth: int | None = None,
         bm25_scores: dict[int, float] | None = None,
-        query_vector: list[np.ndarray] | None = None,
     ) -> tuple[dict[str, list[int]], list[str]]:
         """Every leg's ranked candidates: ({leg: [chunk id, ...]}, path leg files).
 
@@ -194,8 +191,6 @@ class SemanticSearch(VectorSync):
                     problems.append(f"vector leg unavailable: {exc}")
             else:
                 out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
-                if query_vector is not None:
-                    query_vector.append(np.asarray(qv, dtype=np.float32).reshape(-1))
         keep = None
         if paths or languages:
             keep = set(store.file_paths(Scope.of(paths, languages))).__contains__
@@ -236,25 +231,6 @@ class SemanticSearch(VectorSync):
         for cid, score in extra:
             total[cid] = total.get(cid, 0.0) + score
         return sorted(total, key=lambda c: (-total[c], c))[:depth]
-
-    def _vector_feedback_leg(
-        self,
-        qv: np.ndarray,
-        best: Sequence[int],
-        depth: int,
-        paths: Sequence[str] | None,
-        languages: Sequence[str] | None,
-    ) -> list[int]:
-        """The ``vprf`` leg: Rocchio on the query vector (``RankingConfig.vector_feedback``)."""
-        index = self._index
-        if index is None or not best:
-            return []
-        held = index.vectors_of(best)
-        if not len(held):
-            return []
-        q2 = qv + self.config.vector_feedback * held.mean(axis=0)
-        q2 = (q2 / max(float(np.linalg.norm(q2)), 1e-9)).astype(np.float32)
-        return [i for i, _ in index.search(q2, depth, allowed=self._allowed_ids(paths, languages))]
 
     def _chunk_count(self) -> int:
         return self.store.chunk_count()
@@ -361,7 +337,6 @@ class SemanticSearch(VectorSync):
         )
         feedback = bool(cfg.prf_terms) and "bm25" in legs and not terms.long
         bm25_scores: dict[int, float] | None = {} if feedback else None
-        qvec: list[np.ndarray] = []
         chunk_legs, path_leg = self.legs(
             terms,
             paths=paths,
@@ -370,7 +345,6 @@ class SemanticSearch(VectorSync):
             problems=problems,
             depth=k,
             bm25_scores=bm25_scores,
-            query_vector=qvec,
         )
         if problems:
             notes.extend(problems)
@@ -386,18 +360,6 @@ class SemanticSearch(VectorSync):
         reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         cands = Candidates(chunk_legs, meta, path_leg, reps)
-        if qvec and cfg.vector_feedback and (terms.long or not cfg.vector_feedback_long_only):
-            seed = dataclasses.replace(cfg, ranker=None)
-            best = [r.id for r in rank(cands, terms, k=cfg.prf_docs, view="files", config=seed)]
-            vprf: list[int] = _leg_or_problem(
-                "vprf",
-                lambda: self._vector_feedback_leg(qvec[0], best, max(self.depth, k), paths, languages),
-                [],
-                problems,
-            )
-            if vprf:
-                cands.legs = {**cands.legs, "vprf": vprf}
-                cands.meta.update(self._meta([i for i in vprf if i not in cands.meta]))
         prf: Feedback | None = None
         if bm25_scores is not None:
             scores = bm25_scores

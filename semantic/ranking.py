@@ -172,11 +172,6 @@ class RankingConfig:
     """How many of the ``bm25`` leg's scores the feedback leg adds the shared words' scores to."""
     prf_max_df: float = 0.1
     """A feedback word in more than this share of the chunks is too common to help."""
-    vector_feedback: float = 0.0
-    """Experiment (0: off): the query vector plus this times the mean vector of the first
-    ranking's best ``prf_docs`` chunks searches the vectors again, as the ``vprf`` leg."""
-    vector_feedback_long_only: bool = False
-    """:attr:`vector_feedback` for long queries only (a pasted issue's vector is its opening)."""
     code_kinds: tuple[str, ...] = _CODE_KINDS
     """Definition kinds the code view lists (constants and variables are read in their code)."""
 

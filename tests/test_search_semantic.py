@@ -150,36 +150,3 @@ def test_incomplete_while_vectors_are_missing(repo: tuple[Path, Store], model: S
     assert "vectors for 2/4" in (search.search("colour", k=1).reason or "")
     search.sync()
     assert search.search("colour", k=1).complete
-
-
-LONG_ISSUE = (
-    "Downloads fail on a flaky network. When the server times out the client gives up at once "
-    "instead of trying again; it should retry the request a few times, waiting longer between "
-    "attempts, and only raise after the last attempt failed. Steps: start a slow server, fetch a "
-    "large file, watch the first timeout end the transfer. Expected: retries with a growing delay."
-)
-
-
-def test_vector_feedback_joins_a_pasted_issue_and_never_a_short_query(
-    repo: tuple[Path, Store], model: SentenceTransformerEmbedder
-) -> None:
-    """``vector_feedback`` (Rocchio on the query vector, the ``vprf`` leg): a long query's answer
-    holds the leg and still leads with the code it asks for; a one-liner gets none with
-    ``vector_feedback_long_only``; off, no query does."""
-    import dataclasses
-
-    from semantic.ranking import DEFAULT
-
-    _, store = repo
-    on = dataclasses.replace(DEFAULT, vector_feedback=0.5, vector_feedback_long_only=True)
-    search = SemanticSearch(store, embedder=model, config=on)
-    assert search.sync().complete
-    long_answer = search.search(LONG_ISSUE, k=3)
-    assert long_answer.complete and long_answer.items[0].path == "net.py"
-    assert any("vprf" in h.ranks for h in long_answer.items)
-    short = search.search("retry a failed download with exponential backoff", k=3)
-    assert short.items[0].path == "net.py" and not any("vprf" in h.ranks for h in short.items)
-    off = SemanticSearch(
-        store, embedder=model, share_with=search, config=dataclasses.replace(DEFAULT, vector_feedback=0.0)
-    )
-    assert not any("vprf" in h.ranks for h in off.search(LONG_ISSUE, k=3).items)

@@ -74,7 +74,7 @@ def test_switches_to_ivf_above_threshold_and_keeps_ids(tmp_path: Path) -> None:
 
 
 def test_stored_vectors_are_read_back_exact_and_ivf_after_adds_and_removes() -> None:
-    """``vectors_of`` (vector feedback, and rebuilding an IVF index) on both index forms: the
+    """``vectors_of`` (what rebuilding an index reads) on both index forms: the
     vectors as added, in the order asked, ids not held skipped."""
     n = 3000
     vecs = _unit(n, 16, seed=2)
