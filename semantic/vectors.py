@@ -37,6 +37,8 @@ NPROBE_FRACTION = 8
 """nprobe = nlist / NPROBE_FRACTION (at least 8)."""
 
 _FORMAT = 1
+_HASHTABLE: int = faiss.DirectMap.Hashtable  # type: ignore[attr-defined]  # (faiss's stubs lack it)
+"""An IVF index's id -> vector map that takes any ids (the default array wants 0..n-1)."""
 
 
 class VectorIndex:
@@ -91,7 +93,7 @@ class VectorIndex:
             return 0
         with self._lock:
             arr = np.asarray(gone, dtype=np.int64)
-            if self._approx and self._index.direct_map.type == faiss.DirectMap.Hashtable:
+            if self._approx and self._index.direct_map.type == _HASHTABLE:
                 # an id -> vector map (``vectors_of``) is kept in step by an array selector only
                 self._index.remove_ids(faiss.IDSelectorArray(len(arr), faiss.swig_ptr(arr)))
             else:
@@ -121,8 +123,8 @@ class VectorIndex:
         if not held:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            if self._approx and self._index.direct_map.type != faiss.DirectMap.Hashtable:
-                self._index.set_direct_map_type(faiss.DirectMap.Hashtable)
+            if self._approx and self._index.direct_map.type != _HASHTABLE:
+                self._index.set_direct_map_type(_HASHTABLE)
             return np.vstack([self._index.reconstruct(i) for i in held]).astype(np.float32)
 
     def rebuild(
