@@ -231,7 +231,8 @@ def test_a_server_killed_mid_request(root: Path, pool: ServerPool) -> None:
     pid = _pid(pool, root)
     thread, out = _pending_request(pool, root, 3.0)
     started = time.monotonic()
-    os.kill(_server_process(pid), signal.SIGKILL)
+    worker = _server_process(pid)
+    os.kill(worker, signal.SIGKILL)
     thread.join(30)
     assert not thread.is_alive() and time.monotonic() - started < 3.0 + 5.0
     answer = out[0]
@@ -239,6 +240,12 @@ def test_a_server_killed_mid_request(root: Path, pool: ServerPool) -> None:
     assert (answer.complete and _where(answer) == baseline) or (not answer.complete and answer.reason), answer
     after = _refs(pool, root)
     assert after.complete and _where(after) == baseline, after.reason
+    # On a loaded machine the server can answer before the kill lands: two alike answers, and the
+    # pool's memo serves ``after`` without asking the dead server. A question never asked before
+    # must reach a server: a new one (once the launcher has followed the worker out).
+    assert _dead(worker) and _dead(pid)
+    fresh = pool.query(root, "python", "definition", [_at_definition(root)], deadline_s=DEADLINE)
+    assert fresh.complete and fresh.locations, fresh.reason
     assert _pid(pool, root) != pid
 
 
