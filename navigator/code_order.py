@@ -275,17 +275,24 @@ class _Defs:
         self, index: IndexQueries, known: Mapping[str, Sequence[KindedDefinition]] | None = None
     ) -> None:
         self.index = index
+        self._known = known or {}  # converted when a file is first asked for (most never are)
         self._defs: dict[str, list[tuple[int, int, str, str | None]]] = {}
-        for path, got in (known or {}).items():
-            self._defs[path] = [
-                (d.start_line, d.end_line, d.qualified_name, d.signature)
-                for d in got
-                if d.kind in ORDER_KINDS
-            ]
 
     def read(self, paths: Iterable[str]) -> None:
         """Read the definitions of those of ``paths`` not read yet, in one go."""
-        missing = [p for p in dict.fromkeys(paths) if p not in self._defs]
+        missing: list[str] = []
+        for p in dict.fromkeys(paths):
+            if p in self._defs:
+                continue
+            known = self._known.get(p)
+            if known is None:
+                missing.append(p)
+            else:
+                self._defs[p] = [
+                    (d.start_line, d.end_line, d.qualified_name, d.signature)
+                    for d in known
+                    if d.kind in ORDER_KINDS
+                ]
         if not missing:
             return
         got = self.index.definitions_of(missing, kinds=ORDER_KINDS)
