@@ -62,6 +62,8 @@ __all__ = ["LEGS", "VIEWS", "SemanticSearch", "SyncProgress", "SyncReport", "emb
 # vectors' part (``SyncReport``, ``embed_key``) in navigator.vector_sync; named here too.
 
 LEGS = ("bm25", "vector", "symbols", "path")
+_WITH_BM25 = ("ident", "title", "title_symbols")
+"""Legs of a long query's names and title: lexical, they run when the ``bm25`` leg is asked for."""
 
 _T = TypeVar("_T")
 
@@ -180,6 +182,8 @@ class SemanticSearch(VectorSync):
                 [],
                 problems,
             )
+        if cfg.title_leg and terms.long and terms.title:
+            out.update(self._title_legs(terms.title, depth, paths, languages, problems))
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -195,6 +199,38 @@ class SemanticSearch(VectorSync):
         if paths or languages:
             keep = set(store.file_paths(Scope.of(paths, languages))).__contains__
         return out, path_candidates(files, terms, depth=depth, keep=keep, config=cfg)
+
+    def _title_legs(
+        self,
+        title: str,
+        depth: int,
+        paths: Sequence[str] | None,
+        languages: Sequence[str] | None,
+        problems: list[str] | None,
+    ) -> dict[str, list[int]]:
+        """A long query's ``title`` and ``title_symbols`` legs (``RankingConfig.title_leg``): its
+        title searched as a short query by BM25 and by symbol names."""
+        store, cfg = self.store, self.config
+        short = query_terms(title, config=cfg)
+        if short.long or not short.words:
+            return {}
+        bm25: list[tuple[int, float]] = _leg_or_problem(
+            "title",
+            lambda: bm25_chunks(
+                store, short, limit=depth, paths=paths, languages=languages, weights=cfg.bm25_weights
+            ),
+            [],
+            problems,
+        )
+        symbols: list[tuple[int, float]] = _leg_or_problem(
+            "title_symbols",
+            lambda: symbol_chunks(
+                store, short, limit=depth, paths=paths, languages=languages, skip_kinds=cfg.word_skip_kinds
+            ),
+            [],
+            problems,
+        )
+        return {"title": [i for i, _ in bm25], "title_symbols": [i for i, _ in symbols]}
 
     def _feedback_leg(
         self,
@@ -349,9 +385,9 @@ class SemanticSearch(VectorSync):
         if problems:
             notes.extend(problems)
             complete, reason = False, "; ".join(problems)
-        # the ``ident`` leg is BM25 over the query's names: it runs with the ``bm25`` leg
+        # a long query's ``ident`` and title legs are lexical: they run with the ``bm25`` leg
         chunk_legs = {
-            n: ids for n, ids in chunk_legs.items() if n in legs or (n == "ident" and "bm25" in legs)
+            n: ids for n, ids in chunk_legs.items() if n in legs or (n in _WITH_BM25 and "bm25" in legs)
         }
         if "path" not in legs:
             path_leg = []

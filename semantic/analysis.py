@@ -313,6 +313,9 @@ class QueryTerms:
     built from the words."""
     frames: tuple[Frame, ...] = ()
     """The stack frames a long query quotes, innermost first (with ``RankingConfig.frame_boost``)."""
+    title: str = ""
+    """A long query's title (see :func:`issue_title`), searched as a short query of its own
+    (``RankingConfig.title_leg``); empty when it has none."""
 
     @property
     def long(self) -> bool:
@@ -390,6 +393,7 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
             paths=named.paths[:max_names],
             prose=prose or ("",),
             frames=quoted,
+            title=issue_title(text, config=config),
         )
     idents: list[str] = []
     for tok in tokens:
@@ -406,6 +410,33 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
         paths=named.paths,
         said=frozenset(v for w in said for v in variants(w, config=config)),
     )
+
+
+_NOT_TITLE = re.compile(r"^(?:#|```|~~~|>|\||[-*=_]{3}|Traceback \(most recent call last\)|File \"|\s*at\s)")
+"""A first line that is a heading (a template's ``### Describe the bug``), a fence, a quote, a
+table, a rule, or a stack trace's first line: no title."""
+
+
+_TITLE_CHARS = 160
+"""A longer first line is a paragraph, not a title (the 237 SWE-bench Lite titles of loc_full: at most 120)."""
+
+
+def issue_title(text: str, *, config: RankingConfig = DEFAULT) -> str:
+    """An issue's title: its first non-blank line when more text follows and the line reads as a
+    short query (at most :data:`_TITLE_CHARS` characters and ``config.long_query_words`` content
+    words) and not as a heading, fence, quote or stack trace (:data:`_NOT_TITLE`); else empty. Issue text leads with its title, the
+    densest statement of the problem, whose common words a long query's rarest-words cap drops
+    (bench/README.md, "Issue 18, stop 31: the title leg")."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2:
+        return ""
+    first = lines[0].strip()
+    if not first or len(first) > _TITLE_CHARS or _NOT_TITLE.match(first):
+        return ""
+    words = _words_of(_TOKEN.findall(first))
+    if not words or len(words) > config.long_query_words:
+        return ""
+    return first
 
 
 def path_words(path: str) -> set[str]:

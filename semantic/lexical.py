@@ -110,6 +110,7 @@ def cap_terms(store: IndexQueries, terms: QueryTerms, *, config: RankingConfig =
         paths=terms.paths,
         prose=terms.prose,
         frames=terms.frames,
+        title=terms.title,
     )
     if budget is None:
         return capped

@@ -6,6 +6,7 @@ the prose of a pasted issue points at the wrong file and only its traceback name
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from navigator.indexer import index_root
 from navigator.search import SemanticSearch
 from semantic import lexical
-from semantic.analysis import mentions, query_terms
+from semantic.analysis import issue_title, mentions, query_terms
 from semantic.lexical import cap_terms
 from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT
@@ -345,3 +346,74 @@ def test_the_ident_leg_runs_for_issue_text_only(search: SemanticSearch) -> None:
     assert [m.path for m in meta.values()] == ["src/shipping/rates.py"]
     short_legs, _ = search.legs(query_terms("where is _zone_table"))
     assert "ident" not in short_legs
+
+
+def test_an_issue_title_is_its_first_line_when_it_reads_as_a_short_query() -> None:
+    body = "\n\n" + PROSE * 8 + TRACEBACK
+    assert issue_title("Cache entries never expire" + body) == "Cache entries never expire"
+    assert issue_title("  \n[Bug]: cannot give init value for RangeSlider\n" + PROSE) == (
+        "[Bug]: cannot give init value for RangeSlider"
+    )
+    # no title: one line only, a template heading, a fence, a quote, a trace, a paragraph
+    assert issue_title("Cache entries never expire") == ""
+    for first in ("### Describe the bug", "```python", "> quoted reply", "Traceback (most recent call last):"):
+        assert issue_title(first + body) == "", first
+    assert issue_title(PROSE + body) == ""
+    terms = query_terms("Cache entries never expire" + body)
+    assert terms.long and terms.title == "Cache entries never expire"
+    assert query_terms("cache entries never expire\nin the job runner").title == ""  # a short query has none
+
+
+TITLED_REPO = {
+    "src/store/cache.py": '''
+        def expire_entries(cache, now):
+            """Drop the cache entries whose time to live has passed."""
+            return {k: e for k, e in cache.items() if e.deadline > now}
+        ''',
+    "src/report/dashboard.py": '''
+        def render_widget(histogram, palette):
+            """Draw the nightly report's dashboard widget: a histogram in the chosen palette."""
+            return palette.paint(histogram.bins)
+        ''',
+    **{
+        f"src/jobs/job_{i}.py": f'''
+            def run_job_{i}(queue, cache):
+                """Take an entry from the queue, look it up in the cache; entries expire on their own."""
+                entry = queue.pop()
+                return cache.get(entry)
+            '''
+        for i in range(12)
+    },
+}
+TITLED_BODY = (
+    "Every night the report renders the dashboard widget, and the histogram in its palette shows "
+    "numbers from last week, long after they should be gone. I looked at the widget, the palette and "
+    "the histogram bins and they all seem fine, so the nightly report must read stale numbers. "
+) * 4
+
+
+@pytest.mark.parametrize("view", ["files", "code"])
+def test_an_issue_title_in_common_words_finds_its_file_the_body_drowns(
+    make_repo: Callable[[dict[str, str]], Path], tmp_path: Path, view: str
+) -> None:
+    """The title's words are in most chunks, so a long query's cap on prose words keeps the body's
+    rare ones only and the file the title describes is no candidate; the title legs (the title
+    searched as a short query) bring it in (issue 18, stop 31)."""
+    root = make_repo(TITLED_REPO)
+    store = Store(tmp_path / "idx" / "titled.db")
+    index_root(root, store)
+    text = "Cache entries never expire\n\n" + TITLED_BODY
+    lexical_legs = ("bm25", "symbols", "path", "refs")
+    found = {}
+    for on in (True, False):
+        search = SemanticSearch(store, config=dataclasses.replace(DEFAULT, title_leg=on))
+        found[on] = [h.path for h in search.search(text, k=5, legs=lexical_legs, view=view).items]
+    assert "src/store/cache.py" in found[True][:3], found
+    assert "src/store/cache.py" not in found[False], found
+    legs, _ = SemanticSearch(store).legs(cap_terms(store, query_terms(text)))
+    assert legs["title"] and legs["title_symbols"], legs
+    # a first line that is no title adds no title legs, nor does a short query
+    headed = cap_terms(store, query_terms("### Bug\n" + TITLED_BODY))
+    assert "title" not in SemanticSearch(store).legs(headed)[0]
+    assert "title" not in SemanticSearch(store).legs(query_terms("cache entries never expire"))[0]
+    store.close()
