@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from loc_bench import long_text  # noqa: E402
+from loc_full_bench import parse_changes  # noqa: E402
 
 from bench.harness.stats import percentile as pct  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
@@ -81,6 +82,13 @@ def main() -> None:
         action="store_true",
         help="also time Navigator.search through TREE's daemon (started here with NAV_DAEMON_NO_EMBED=1 and NAV_DAEMON_NO_WARM=1, stopped after)",
     )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="'NAME FIELD=VALUE ...': each view also timed with these RankingConfig fields changed, "
+        "in the same rounds (paired), e.g. 'notitle title_leg=False'",
+    )
     args = ap.parse_args()
     store = Store(Path(args.db))
     search = SemanticSearch(store)
@@ -108,6 +116,13 @@ def main() -> None:
     for view in views:
         engine, how = (fused, "code") if view == "code-fused" else (search, view)
         runners[view] = lambda q, engine=engine, how=how: engine.search(q, k=args.k, legs=LEXICAL, view=how)
+        for spec in args.variant:
+            name, *assignments = spec.split()
+            config = dataclasses.replace(engine.config, **parse_changes(assignments))
+            other = SemanticSearch(store, config=config, share_with=search)
+            runners[f"{view}[{name}]"] = lambda q, engine=other, how=how: engine.search(
+                q, k=args.k, legs=LEXICAL, view=how
+            )
     paired_rounds(f"in-process, k={args.k}", runners, queries, args.rounds)
     chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     print(f"{args.db}: {chunks} chunks")
