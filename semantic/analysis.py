@@ -412,9 +412,11 @@ def query_terms(text: str, *, config: RankingConfig = DEFAULT) -> QueryTerms:
     )
 
 
-_NOT_TITLE = re.compile(r"^(?:#|```|~~~|>|\||[-*=_]{3}|Traceback \(most recent call last\)|File \"|\s*at\s)")
+_NOT_TITLE = re.compile(
+    r"^(?:#|```|~~~|>|\||[-*=_]{3}|Traceback \(most recent call last\)|File \"|at\s+\S+\s?\(|https?://|www\.)"
+)
 """A first line that is a heading (a template's ``### Describe the bug``), a fence, a quote, a
-table, a rule, or a stack trace's first line: no title."""
+table, a rule, a stack trace's first line or a link: no title."""
 
 
 _TITLE_CHARS = 160

@@ -356,9 +356,17 @@ def test_an_issue_title_is_its_first_line_when_it_reads_as_a_short_query() -> No
     )
     # no title: one line only, a template heading, a fence, a quote, a trace, a paragraph
     assert issue_title("Cache entries never expire") == ""
-    for first in ("### Describe the bug", "```python", "> quoted reply", "Traceback (most recent call last):"):
+    for first in (
+        "### Describe the bug",
+        "```python",
+        "> quoted reply",
+        "Traceback (most recent call last):",
+        "https://github.com/org/repo/issues/12",
+        "at com.acme.Rates.quote(Rates.java:41)",
+    ):
         assert issue_title(first + body) == "", first
     assert issue_title(PROSE + body) == ""
+    assert issue_title("at least one rate is wrong" + body) == "at least one rate is wrong"
     terms = query_terms("Cache entries never expire" + body)
     assert terms.long and terms.title == "Cache entries never expire"
     assert query_terms("cache entries never expire\nin the job runner").title == ""  # a short query has none
