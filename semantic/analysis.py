@@ -423,20 +423,38 @@ _TITLE_CHARS = 160
 """A longer first line is a paragraph, not a title (the 237 SWE-bench Lite titles of loc_full: at most 120)."""
 
 
+_LEAD_IN = frozenset(
+    {"here", "issue", "issues", "bug", "bugs", "fix", "please", "following", "report", "task", "github",
+     "git", "hub", "problem", "ticket", "description", "title", "summary", "solve", "resolve", "help"}
+)  # fmt: skip
+"""Words of a line that only introduces the issue ("Here is the issue:", "Fix the following GitHub
+issue", "Description:"): a line of these alone is skipped, and the next is the title."""
+_LEAD_IN_LINES = 3
+
+
 def issue_title(text: str, *, config: RankingConfig = DEFAULT) -> str:
-    """An issue's title: its first non-blank line when more text follows and the line reads as a
-    short query (at most :data:`_TITLE_CHARS` characters and ``config.long_query_words`` content
-    words) and not as a heading, fence, quote or stack trace (:data:`_NOT_TITLE`); else empty. Issue text leads with its title, the
-    densest statement of the problem, whose common words a long query's rarest-words cap drops
-    (bench/README.md, "Issue 18, stop 31: the title leg")."""
-    lines = text.strip().splitlines()
-    if len(lines) < 2:
+    """An issue's title: its first non-blank line (after at most :data:`_LEAD_IN_LINES` lines of
+    :data:`_LEAD_IN` words alone, an agent's or a template's lead-in) when more text follows and
+    the line reads as a short query (at most :data:`_TITLE_CHARS` characters and
+    ``config.long_query_words`` content words) and not as a heading, fence, quote, link or stack
+    trace (:data:`_NOT_TITLE`); else empty. Issue text leads with its title, the densest statement
+    of the problem, whose common words a long query's rarest-words cap drops (bench/README.md,
+    "Issue 18, stop 31 (second session)")."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    lines = [line for line in lines if line]
+    skipped = 0
+    while skipped < min(_LEAD_IN_LINES, len(lines)):
+        words = _words_of(_TOKEN.findall(lines[skipped]))
+        if words and not set(words) <= _LEAD_IN:
+            break
+        skipped += 1
+    if len(lines) - skipped < 2:  # no line, or nothing after it
         return ""
-    first = lines[0].strip()
-    if not first or len(first) > _TITLE_CHARS or _NOT_TITLE.match(first):
+    first = lines[skipped]
+    if len(first) > _TITLE_CHARS or _NOT_TITLE.match(first):
         return ""
     words = _words_of(_TOKEN.findall(first))
-    if not words or len(words) > config.long_query_words:
+    if not words or set(words) <= _LEAD_IN or len(words) > config.long_query_words:
         return ""
     return first
 

@@ -367,6 +367,11 @@ def test_an_issue_title_is_its_first_line_when_it_reads_as_a_short_query() -> No
         assert issue_title(first + body) == "", first
     assert issue_title(PROSE + body) == ""
     assert issue_title("at least one rate is wrong" + body) == "at least one rate is wrong"
+    # an agent's or a template's lead-in is no title: the line after it is
+    for lead_in in ("Fix the following GitHub issue:\n\n", "Here is the issue:\n", "Issue:\nDescription:\n"):
+        assert issue_title(lead_in + "Cache entries never expire" + body) == "Cache entries never expire"
+    assert issue_title("Here is the issue:\n### Describe the bug" + body) == ""
+    assert issue_title("Please fix this bug" + body) == ""
     terms = query_terms("Cache entries never expire" + body)
     assert terms.long and terms.title == "Cache entries never expire"
     assert query_terms("cache entries never expire\nin the job runner").title == ""  # a short query has none
