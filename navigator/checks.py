@@ -165,5 +165,13 @@ def strings(value: object, *, what: str, each: str = "a string") -> list[str] | 
     for item in value:
         if not isinstance(item, str) or not item.strip():
             raise UsageError(f"each of {what} must be {each}, got {_got(item)}")
-        out.append(path(item, what=f"an entry of {what}"))
+        entry = path(item, what=f"an entry of {what}")
+        try:  # every indexed path and name is UTF-8: a lone surrogate could match none of them
+            entry.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise UsageError(
+                f"an entry of {what} is not valid text (a byte that is not UTF-8 at character "
+                f"{exc.start + 1}): `{shorten(entry)}`; each must be {each}"
+            ) from None
+        out.append(entry)
     return out

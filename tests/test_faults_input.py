@@ -185,6 +185,7 @@ def test_out_of_range_values_are_invalid_params_too(root: Path, client: DaemonCl
             "cannot contain control characters, got `Or\\x1bder`",
         ),
         (request("definitions", {"name": "Or\udcffder"}), "not valid text"),
+        (request("search", {"text": "order", "paths": ["src/\udcff"]}), "an entry of paths is not valid text"),
     ]
     for data, words in cases:
         error = raw.ask(data)["error"]
