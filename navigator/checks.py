@@ -48,12 +48,18 @@ def _text(value: object, *, what: str, example: str, max_chars: int) -> str:
         raise UsageError(
             f"{what} is too long ({len(value):,} characters; at most {max_chars:,}): `{shorten(value)}`"
         )
+    return _utf8(value, what=what)
+
+
+def _utf8(value: str, *, what: str, hint: str = "") -> str:
+    """``value`` when it encodes as UTF-8 (every indexed path and name does); a lone surrogate is
+    a usage error naming where it is."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise UsageError(
             f"{what} is not valid text (a byte that is not UTF-8 at character {exc.start + 1}): "
-            f"`{shorten(value)}`"
+            f"`{shorten(value)}`{hint}"
         ) from None
     return value
 
@@ -165,13 +171,6 @@ def strings(value: object, *, what: str, each: str = "a string") -> list[str] | 
     for item in value:
         if not isinstance(item, str) or not item.strip():
             raise UsageError(f"each of {what} must be {each}, got {_got(item)}")
-        entry = path(item, what=f"an entry of {what}")
-        try:  # every indexed path and name is UTF-8: a lone surrogate could match none of them
-            entry.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise UsageError(
-                f"an entry of {what} is not valid text (a byte that is not UTF-8 at character "
-                f"{exc.start + 1}): `{shorten(entry)}`; each must be {each}"
-            ) from None
-        out.append(entry)
+        entry = path(item, what=f"an entry of {what}")  # a lone surrogate could match no indexed path
+        out.append(_utf8(entry, what=f"an entry of {what}", hint=f"; each must be {each}"))
     return out

@@ -209,11 +209,10 @@ class SemanticSearch(VectorSync):
         problems: list[str] | None,
     ) -> dict[str, list[int]]:
         """A long query's ``title`` and ``title_symbols`` legs (``RankingConfig.title_leg``): its
-        title searched as a short query by BM25 and by symbol names."""
+        title searched as a short query by BM25 and by symbol names (:func:`semantic.analysis.issue_title` keeps
+        only a line that analyses as a short query with words)."""
         store, cfg = self.store, self.config
         short = query_terms(title, config=cfg)
-        if short.long or not short.words:
-            return {}
         bm25: list[tuple[int, float]] = _leg_or_problem(
             "title",
             lambda: bm25_chunks(

@@ -102,15 +102,11 @@ def cap_terms(store: IndexQueries, terms: QueryTerms, *, config: RankingConfig =
     idents = tuple(
         i for i in terms.identifiers if not (i.lower() in plain_names and df.get(i.lower(), 0) > 3 * common)
     )
-    capped = QueryTerms(
+    capped = dataclasses.replace(  # every other field (paths, frames, title…) carries over
+        terms,
         words=words,
         stems=frozenset(v for w in words for v in variants(w, config=config)),
         identifiers=idents,
-        text=terms.text,
-        paths=terms.paths,
-        prose=terms.prose,
-        frames=terms.frames,
-        title=terms.title,
     )
     if budget is None:
         return capped
