@@ -65,6 +65,7 @@ from bench.harness.localize import (  # noqa: E402
 from bench.harness.metrics import distinct  # noqa: E402
 from bench.harness.run import write_json  # noqa: E402
 from bench.harness.stats import mean_ci, percentile  # noqa: E402
+from navigator.history import index_history  # noqa: E402
 from navigator.indexer import index_root  # noqa: E402
 from navigator.search import SemanticSearch  # noqa: E402
 from semantic.ranking import DEFAULT, RankingConfig  # noqa: E402
@@ -242,6 +243,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not args.no_baselines:
                 row.update(baselines(db, store, defs, inst))
             first = SemanticSearch(store, config=variants["nav"])
+            if args.history:  # the repository's history at the base commit (read once per copy)
+                report = index_history(
+                    root / "trees" / inst["repo"].replace("/", "-"), store, rev=inst["base_commit"]
+                )
+                if report.problem:
+                    print(f"{inst['id']}: history: {report.problem}", file=sys.stderr)
             for name, config in variants.items():
                 search = first if name == "nav" else SemanticSearch(store, config=config, share_with=first)
                 t0 = time.perf_counter()
@@ -429,6 +436,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--trees", default="trees", help="the working trees' folder under the set's (one per builder)"
+    )
+    ap.add_argument(
+        "--history",
+        action="store_true",
+        help="read each copy's git history at its base commit first (the history leg)",
     )
     ap.add_argument("--out", default="")
     args = ap.parse_args()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from navigator.confine import open_inside
+from navigator.history import HistoryReport, index_history
 from navigator.paths import ensure_nav_dir, flock_within, open_private
 from navigator.results import IndexReport
 from navigator.walk import WalkedFile, WalkOptions, looks_binary, walk, walk_paths
@@ -378,6 +379,7 @@ def index_root(
     else:
         tx.__exit__(None, None, None)
 
+    history = index_history(root, store)
     # merged once a quarter of the files changed since the last merge: bounded work a run
     store.text_index_upkeep(len(jobs) + len(removed))
     store.set_meta("parser_fingerprint", fingerprint)
@@ -394,11 +396,21 @@ def index_root(
         symbols=n_symbols,
         chunks=n_chunks,
         seconds=time.perf_counter() - started,
-        notes=_unparsed_note(unparsed),
+        notes=(*_unparsed_note(unparsed), *_history_note(history)),
     )
 
 
 _UNPARSED_NOTES = ("not parsed:", "parse failed:", "parser error:")
+
+
+def _history_note(report: HistoryReport) -> tuple[str, ...]:
+    """A note when the git history could not be read (a root that is no repository needs none)."""
+    quiet = (
+        None,
+        "not a git repository's top level",
+        "no commit to read (an empty repository, or git refused it)",
+    )
+    return () if report.problem in quiet else (f"git history: {report.problem}",)
 
 
 def unparsed_note(store: Store) -> tuple[str, ...]:

@@ -47,12 +47,20 @@ from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_ke
 from semantic.analysis import QueryTerms, query_terms
 from semantic.embed import Embedder
 from semantic.fusion import ChunkMeta, Ranked
-from semantic.lexical import bm25_chunks, cap_terms, doc_freqs, identifier_chunks, symbol_chunks
+from semantic.history import history_files
+from semantic.lexical import (
+    bm25_chunks,
+    cap_terms,
+    content_query,
+    doc_freqs,
+    identifier_chunks,
+    symbol_chunks,
+)
 from semantic.path_leg import named_files
 from semantic.ranking import DEFAULT, RankingConfig
 from storage.db import Store
 from storage.errors import IndexDamagedError, IndexIOError, StorageError
-from storage.query import KindedDefinition, Scope
+from storage.query import HistoryQueries, KindedDefinition, Scope
 from storage.tokens import fts_query
 
 log = logging.getLogger(__name__)
@@ -110,6 +118,8 @@ class SemanticSearch(VectorSync):
         self.config = config if depth is None else dataclasses.replace(config, depth=depth)
         self.depth = self.config.depth
         self._path_cache: tuple[tuple[int, float], PathIndex] | None = None
+        self.history: HistoryQueries | None = store if isinstance(store, HistoryQueries) else None
+        """Where the history leg reads past commits (``RankingConfig.history_leg``): the index."""
 
     # -- search ------------------------------------------------------------------------------
 
@@ -184,6 +194,7 @@ class SemanticSearch(VectorSync):
             )
         if cfg.title_leg and terms.long and terms.title:
             out.update(self._title_legs(terms.title, depth, paths, languages, problems))
+
         index = self._index
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
@@ -230,6 +241,33 @@ class SemanticSearch(VectorSync):
             problems,
         )
         return {"title": [i for i, _ in bm25], "title_symbols": [i for i, _ in symbols]}
+
+    def _history_leg(
+        self,
+        terms: QueryTerms,
+        depth: int,
+        paths: Sequence[str] | None,
+        languages: Sequence[str] | None,
+        problems: list[str] | None,
+    ) -> list[str]:
+        """The file-level ``history`` leg (``RankingConfig.history_leg``): files credited by the past
+        commits whose messages match the query's BM25 MATCH (:func:`semantic.history.history_files`)."""
+        cfg, source = self.config, self.history
+        match = content_query(terms)
+        if source is None or not match:
+            return []
+        commits: list[tuple[float, list[str]]] = _leg_or_problem(
+            "history",
+            lambda: source.history_commits(
+                match,
+                limit=cfg.history_commits,
+                max_files=cfg.history_max_files,
+                scope=Scope.of(paths, languages),
+            ),
+            [],
+            problems,
+        )
+        return history_files(commits, limit=depth)
 
     def _feedback_leg(
         self,
@@ -390,11 +428,19 @@ class SemanticSearch(VectorSync):
         }
         if "path" not in legs:
             path_leg = []
+        history: list[str] = []
+        if cfg.history_leg and "bm25" in legs:
+            history = self._history_leg(terms, max(self.depth, k), paths, languages, problems)
+            if problems:
+                notes.extend(p for p in problems if p not in notes)
+                complete, reason = False, "; ".join(problems)
         cand = {i for ids in chunk_legs.values() for i in ids}
         meta = self._meta(list(cand))
-        reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
+        listed = {m.path for m in meta.values()}
+        extra = [p for p in history[: cfg.history_listed] if p not in listed]
+        reps = self._first_chunks(list(dict.fromkeys([*unlisted(path_leg, meta, config=cfg), *extra])))
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
-        cands = Candidates(chunk_legs, meta, path_leg, reps)
+        cands = Candidates(chunk_legs, meta, path_leg, reps, history)
         prf: Feedback | None = None
         if bm25_scores is not None:
             scores = bm25_scores

@@ -298,8 +298,9 @@ def fuse(
     limit: int = 10,
     view: str = "files",
     config: RankingConfig = DEFAULT,
+    history_leg: Sequence[str] = (),
 ) -> list[Ranked]:
-    """Fuse chunk legs (+ a file-level path leg) into a ranked list of chunks.
+    """Fuse chunk legs (+ the file-level path and history legs) into a ranked list of chunks.
 
     ``view="files"``: the best chunk of each file in file order, then further chunks.
     ``view="code"``: chunks ranked on their own (a second function of the best file is not
@@ -307,7 +308,7 @@ def fuse(
     ``config.code_file_weight`` times the file's score.
 
     Chunks without ``meta`` (deleted since a leg was computed) are dropped. A file found
-    only by the path leg enters through its representative chunk in ``file_reps``.
+    only by a file-level leg enters through its representative chunk in ``file_reps``.
     """
     k = config.rrf_k
     fused = rrf(legs, k=k, weights=config.leg_weights)
@@ -331,8 +332,9 @@ def fuse(
     for r in chunks:
         by_file.setdefault(r.path, []).append(r)
     path_rank = {p: i + 1 for i, p in enumerate(dict.fromkeys(path_leg))}
+    history_rank = {p: i + 1 for i, p in enumerate(dict.fromkeys(history_leg))}
     for path, cid in (file_reps or {}).items():
-        if path not in by_file and path in path_rank and cid in meta:
+        if path not in by_file and (path in path_rank or path in history_rank) and cid in meta:
             by_file[path] = [Ranked(cid, path, 0.0, {})]
     file_scores: dict[str, float] = {}
     for path, rs in by_file.items():
@@ -342,6 +344,10 @@ def fuse(
             s += config.path_leg_weight / (k + path_rank[path])
             for r in rs:
                 r.ranks["path"] = path_rank[path]
+        if path in history_rank:
+            s += config.history_leg_weight / (k + history_rank[path])
+            for r in rs:
+                r.ranks["history"] = history_rank[path]
         s *= file_penalty(path, terms, config=config)
         if path in frame_file:
             s *= _frame_factor(frame_file[path], config)

@@ -170,7 +170,7 @@ def _match_text(terms: QueryTerms) -> str:
     return " ".join(parts)
 
 
-def _content_query(terms: QueryTerms) -> str:
+def content_query(terms: QueryTerms) -> str:
     """The FTS5 MATCH text: a long query's budgeted one (:func:`cap_terms`), else identifiers
     whole (OR their words), then the remaining words."""
     if terms.match is not None:
@@ -189,7 +189,7 @@ def bm25_chunks(
 ) -> list[tuple[int, float]]:
     """Chunk ids by BM25 (best first) with their positive scores; ``weights``: the columns'
     (path, symbol, text) of ``chunks_fts``."""
-    match = _content_query(terms)
+    match = content_query(terms)
     if not match:
         return []
     found = store.bm25_chunks(match, weights=weights, scope=Scope.of(paths, languages), limit=limit)

@@ -42,7 +42,7 @@ from storage.errors import (
 from storage.model import ParsedFile
 from storage.query import ChunkRow as ChunkRow  # re-exported: where the engine imports them from
 from storage.query import FileRow as FileRow
-from storage.query import IndexQueries
+from storage.query import HistoryCommit, IndexQueries
 from storage.query import RefRow as RefRow
 from storage.query import SymbolRow as SymbolRow
 from storage.sqlite_errors import _SQLITE_CORRUPT, _SQLITE_NOTADB, classify_error
@@ -195,7 +195,9 @@ def _copy_index(
             table = "meta"
             c.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                old.execute("SELECT key, value FROM meta WHERE key != 'schema_version'").fetchall(),
+                old.execute(  # the history tables are not kept: read again by the next run
+                    "SELECT key, value FROM meta WHERE key != 'schema_version' AND key NOT LIKE 'history%'"
+                ).fetchall(),
             )
             new.set_meta("parser_fingerprint", "salvaged")  # the next run re-parses every file
             if chunk_ok is not None:
@@ -431,6 +433,35 @@ class Store(IndexReads):
             self.conn.execute("COMMIT")
         finally:
             self._in_tx = False
+
+    def add_history(self, commits: Iterable[HistoryCommit], *, head: str, reset: bool = False) -> int:
+        """Record past commits (:mod:`navigator.history`), and ``head``, the commit the history was
+        read to; ``reset``: forget every commit recorded before (a rewritten history). Returns the
+        commits added (one already recorded is skipped)."""
+        c = self.conn
+        added = 0
+        with self.transaction():
+            if reset:
+                c.execute("DELETE FROM commits_fts")
+                c.execute("DELETE FROM commit_files")
+                c.execute("DELETE FROM commits")
+            for commit in commits:
+                cur = c.execute(
+                    "INSERT OR IGNORE INTO commits(sha, files) VALUES (?, ?)", (commit.sha, len(commit.paths))
+                )
+                if not cur.rowcount:
+                    continue
+                cid = cur.lastrowid
+                c.executemany(
+                    "INSERT INTO commit_files(commit_id, path) VALUES (?, ?)",
+                    ((cid, p) for p in commit.paths),
+                )
+                c.execute(
+                    "INSERT INTO commits_fts(rowid, message) VALUES (?, ?)", (cid, index_text(commit.message))
+                )
+                added += 1
+            self.set_meta("history_head", head)
+        return added
 
     def file_rows(self) -> dict[str, FileRow]:
         rows = self.conn.execute("SELECT path, language, hash, size, mtime_ns FROM files")

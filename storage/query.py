@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -281,6 +281,29 @@ class TextStats(Protocol):
 
     def chunk_count(self) -> int:
         """Chunks in the index."""
+        ...
+
+
+class HistoryCommit(NamedTuple):
+    """A past commit as the history leg reads it: its message and the files it changed (paths
+    relative to the root)."""
+
+    sha: str
+    message: str
+    paths: tuple[str, ...]
+
+
+@runtime_checkable
+class HistoryQueries(Protocol):
+    """The repository's past commits as an index holds them (:mod:`navigator.history`): the local
+    index only (the team store has none)."""
+
+    def history_commits(
+        self, match: str, *, limit: int, max_files: int, scope: Scope
+    ) -> list[tuple[float, list[str]]]:
+        """The ``limit`` past commits whose messages best match the FTS5 ``match`` (BM25), best
+        first, each as (its positive score, the indexed files in ``scope`` it changed); a commit
+        that changed more than ``max_files`` files is left out. Empty with no history indexed."""
         ...
 
 

@@ -76,6 +76,34 @@ class IndexReads(TextReads):
     """The read queries of one index database (and its vector cache's writes); the full-text
     ones are :class:`storage.sqlite_text.TextReads`'."""
 
+    # -- history ---------------------------------------------------------------------------
+
+    def history_commits(
+        self, match: str, *, limit: int, max_files: int, scope: Scope
+    ) -> list[tuple[float, list[str]]]:
+        if not match or limit <= 0:
+            return []
+        cond, params = scope_sql(scope)
+        best = self._rows(
+            "SELECT h.rowid, -bm25(commits_fts) FROM commits_fts h JOIN commits c ON c.id = h.rowid "
+            "WHERE commits_fts MATCH ? AND c.files BETWEEN 1 AND ? ORDER BY bm25(commits_fts), h.rowid LIMIT ?",
+            (match, max_files, limit),
+        )
+        if not best:
+            return []
+        paths: dict[int, list[str]] = {int(cid): [] for cid, _s in best}
+        ids = list(paths)
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
+            marks = ",".join("?" * len(part))
+            for cid, path in self._rows(
+                f"SELECT cf.commit_id, f.path FROM commit_files cf JOIN files f ON f.path = cf.path "
+                f"WHERE cf.commit_id IN ({marks}) {cond} ORDER BY cf.rowid",
+                (*part, *params),
+            ):
+                paths[int(cid)].append(str(path))
+        return [(float(score), paths[int(cid)]) for cid, score in best if float(score) > 0]
+
     # -- symbols -----------------------------------------------------------------------------
 
     def symbols_named(self, names: Sequence[str], *, scope: Scope, limit: int) -> list[NameMatch]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from storage.tokens import index_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -129,8 +129,31 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
     )
 
 
+HISTORY_SQL = f"""
+CREATE TABLE IF NOT EXISTS commits (
+    id INTEGER PRIMARY KEY,
+    sha TEXT NOT NULL UNIQUE,
+    files INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commit_files (
+    commit_id INTEGER NOT NULL REFERENCES commits(id) ON DELETE CASCADE,
+    path TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS commit_files_commit ON commit_files(commit_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS commits_fts USING fts5(message, tokenize = "{_FTS_TOKENIZER}")
+"""
+"""The repository's past commits (:mod:`navigator.history`): each one's changed files (the count,
+and the paths of a commit of few) and its message's words (``commits_fts``, rowid = ``commits.id``)."""
+
+
+def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
+    """The git history tables (empty: the next index run reads the history)."""
+    for stmt in split_sql(HISTORY_SQL):
+        conn.execute(stmt)
+
+
 # MIGRATIONS[i] migrates from version i+1 to i+2; the list grows with the schema.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2, _migrate_2_to_3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1_to_2, _migrate_2_to_3, _migrate_3_to_4]
 
 
 def split_sql(script: str) -> list[str]:

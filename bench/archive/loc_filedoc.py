@@ -52,7 +52,7 @@ def file_documents(conn: sqlite3.Connection) -> tuple[sqlite3.Connection, dict[i
 
 
 def file_search(db: sqlite3.Connection, ids: dict[int, str], store: IndexQueries, q: str, k: int = 50) -> list[str]:
-    match = lexical._content_query(lexical.cap_terms(store, analysis.query_terms(q)))
+    match = lexical.content_query(lexical.cap_terms(store, analysis.query_terms(q)))
     if not match:
         return []
     try:

@@ -1,0 +1,192 @@
+"""The git history in the index (navigator.history) and the history leg: real git repositories,
+real SQLite, the real search pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from navigator.history import MAX_FILES, index_history, parse_log
+from navigator.indexer import index_root
+from navigator.search import SemanticSearch
+from semantic.history import history_files
+from semantic.ranking import DEFAULT
+from storage.db import Store, rebuild_database
+from storage.query import Scope
+from tests.store_repos import git
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+LEXICAL = ("bm25", "symbols", "path")
+WITH = dataclasses.replace(DEFAULT, history_leg=True)
+WITHOUT = dataclasses.replace(DEFAULT, history_leg=False)
+ISSUE = "the ledger shows the wrong invoice total after a refund"
+
+
+def _repo(root: Path) -> Path:
+    """A repository whose ``money/settle.py`` shares no word with :data:`ISSUE` but whose
+    history does (three commits about ledger invoices changed it)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    files = {
+        "money/settle.py": "def settle(rows):\n    acc = 0\n    for r in rows:\n        acc += r.amt\n    return acc\n",
+        "shop/cart.py": "def add_item(cart, item):\n    cart.items.append(item)\n    return cart\n",
+        "shop/views.py": "def show_cart(cart):\n    return render(cart.items)\n",
+        "README.md": "A shop.\n",
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "Initial shop")
+    for i, msg in enumerate(
+        [
+            "Fixed ledger invoice total when a refund is booked",
+            "Ledger: invoice totals round half up",
+            "Refunds no longer double-count on the invoice",
+        ]
+    ):
+        (root / "money/settle.py").write_text(files["money/settle.py"] + f"# {i}\n")
+        git(root, "commit", "-qam", msg)
+    return root
+
+
+def _top(store: Store, config: object, **kw: object) -> list[str]:
+    res = SemanticSearch(store, config=config).search(ISSUE, legs=LEXICAL, k=5, **kw)  # type: ignore[arg-type]
+    return [h.path for h in res.items]
+
+
+def test_the_history_leg_finds_the_file_only_past_commits_describe(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    with Store(tmp_path / "idx.db") as store:
+        report = index_root(root, store)
+        assert not report.notes
+        assert store.get_meta("history_head") == git(root, "rev-parse", "HEAD")
+        assert "money/settle.py" not in _top(store, WITHOUT)
+        hits = SemanticSearch(store, config=WITH).search(ISSUE, legs=LEXICAL, k=5)
+        found = [h for h in hits.items if h.path == "money/settle.py"]
+        assert found and found[0].ranks.get("history") == 1
+        # a scope the file is outside of: the history leg keeps to it
+        assert "money/settle.py" not in _top(store, WITH, paths=["shop/"])
+
+
+def test_history_is_read_incrementally_and_again_after_a_rewrite(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    with Store(tmp_path / "idx.db") as store:
+        first = index_history(root, store)
+        assert first.reset and first.added == 4 and first.problem is None
+        assert index_history(root, store).added == 0  # nothing new: git log is not read
+        index_root(root, store)  # the files (history_commits lists indexed files only)
+        (root / "shop/cart.py").write_text("def add_item(cart, item):\n    return cart\n")
+        git(root, "commit", "-qam", "Cart keeps its items")
+        more = index_history(root, store)
+        assert (more.added, more.reset) == (1, False)
+        found = store.history_commits('"cart"', limit=5, max_files=30, scope=Scope())
+        assert [paths for _s, paths in found] == [["shop/cart.py"]]
+        # the last commit rewritten: the history is read again from the start, the old one gone
+        git(root, "reset", "-q", "--hard", "HEAD~1")
+        (root / "shop/views.py").write_text("def show_cart(cart):\n    return cart\n")
+        git(root, "commit", "-qam", "Views show the basket")
+        again = index_history(root, store)
+        assert again.reset and again.added == 5
+        assert store.history_commits('"cart" AND "keeps"', limit=5, max_files=30, scope=Scope()) == []
+        assert store.history_commits('"basket"', limit=5, max_files=30, scope=Scope())
+
+
+def test_no_history_outside_the_root_nor_without_git(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    # a root inside a larger repository: its commits describe files outside it, none is read
+    with Store(tmp_path / "sub.db") as store:
+        report = index_root(root / "money", store)
+        assert not report.notes and store.get_meta("history_head") is None
+        assert store.history_commits('"ledger"', limit=5, max_files=30, scope=Scope()) == []
+    # a folder that is no repository
+    plain = tmp_path / "plain"
+    shutil.copytree(root, plain, ignore=shutil.ignore_patterns(".git"))
+    with Store(tmp_path / "plain.db") as store:
+        assert not index_root(plain, store).notes
+        assert _top(store, WITH) == _top(store, WITHOUT)  # the leg is empty, nothing else moves
+
+
+def test_git_missing_or_refusing_is_a_note_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path / "r")
+    with Store(tmp_path / "idx.db") as store:
+        monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
+        report = index_root(root, store)
+        assert report.files == 4 and any("git history" in n for n in report.notes)
+        monkeypatch.undo()
+        assert _top(store, WITH)  # search works without a history
+        # GIT_DIR pointing at another repository is not followed
+        other = _repo(tmp_path / "other")
+        git(other, "commit", "-q", "--allow-empty", "-m", "unrelated")
+        head = git(root, "rev-parse", "HEAD")
+        monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+        assert index_history(root, store).head == head
+
+
+def test_a_damaged_object_store_keeps_what_was_read(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    first = git(root, "rev-list", "--max-parents=0", "HEAD")
+    tree = git(root, "rev-parse", f"{first}^{{tree}}")
+    obj = root / ".git" / "objects" / tree[:2] / tree[2:]
+    os.chmod(obj, 0o644)
+    obj.unlink()  # the first commit's tree is gone: git log stops there
+    with Store(tmp_path / "idx.db") as store:
+        report = index_root(root, store)
+        assert report.files == 4 and any("git history" in n for n in report.notes)
+        # git stopped early: what it read before the damage is kept (the newest commit)
+        assert store.history_commits('"refunds"', limit=5, max_files=30, scope=Scope())
+
+
+def test_salvage_reads_the_history_again(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    db = tmp_path / "idx.db"
+    with Store(db) as store:
+        index_root(root, store)
+    rebuild_database(db)
+    with Store(db) as store:
+        assert store.get_meta("history_head") is None
+        index_root(root, store)
+        assert store.history_commits('"ledger"', limit=5, max_files=30, scope=Scope())
+
+
+def _record(sha: str, name: str, body: str, *paths: str) -> bytes:
+    files = ("\n" + "\x00".join(paths) + "\x00") if paths else ""
+    return f"\x01{sha}\x00{name}\x00{name}@example.com\x00{body}\x00{files}".encode()
+
+
+def test_parse_log_leaves_out_bots_sweeps_and_broken_records() -> None:
+    a, b, c, d = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
+    out = b"".join(
+        [
+            _record(a, "ann", "Fix the ledger\n\nSigned-off-by: ann <ann@example.com>\n", "money/settle.py"),
+            _record(b, "dependabot[bot]", "Bump requests from 1 to 2", "requirements.txt"),
+            _record(c, "bob", "Reformat everything", *[f"f{i}.py" for i in range(MAX_FILES + 1)]),
+            _record(d, "cy", "message with a \x01 separator inside", "x.py"),
+            _record("e" * 40, "dee", "Cut short by a failure", "y.py"),
+        ]
+    )
+    got = list(parse_log(out))
+    assert (
+        [g.sha for g in got][0] == a
+        and got[0].message == "Fix the ledger"
+        and got[0].paths == ("money/settle.py",)
+    )
+    assert b not in {g.sha for g in got} and c not in {g.sha for g in got}
+    assert all(len(g.sha) == 40 for g in got)
+    assert "e" * 40 in {g.sha for g in got}
+    assert "e" * 40 not in {g.sha for g in parse_log(out, complete=False)}  # a cut output's last record
+
+
+def test_history_files_shares_a_commits_score_among_its_files() -> None:
+    ranked = history_files(
+        [(3.0, ["a.py"]), (4.0, ["b.py", "c.py"]), (1.0, ["c.py"]), (0.0, ["z.py"])], limit=10
+    )
+    assert ranked == ["a.py", "c.py", "b.py"]
+    assert history_files([], limit=5) == [] and history_files([(2.0, [])], limit=5) == []
