@@ -3,9 +3,10 @@ for the history leg (``RankingConfig.history_leg``, :mod:`semantic.history`).
 
 Read by ``git log`` in the root — only when the root is a repository's top level (its own
 ``.git``): a root inside a larger repository would be described by commits of files outside it.
-The first run reads the newest :data:`MAX_COMMITS` commits; later runs read the commits since
-the one recorded (``history_head``), or everything again when that commit is no longer an
-ancestor (a rewritten history). Merges, bots' commits and sweeps (more than
+The first run reads the newest :data:`MAX_COMMITS` commits; later runs read the commits reachable
+from ``HEAD`` and not from the one recorded (``history_head``): a rewrite or a branch switch
+costs its new commits only, and the commits read before stay (their messages still say what
+their files do). An unmoved ``HEAD`` costs no ``git`` process (:func:`head_signature`). Merges, bots' commits and sweeps (more than
 :data:`MAX_FILES` files) are left out. Git missing, a repository git refuses (another owner's),
 a timeout or a damaged object store end in a warning and the history as it was: search never
 depends on it.
@@ -78,6 +79,35 @@ def is_repository_top(root: Path) -> bool:
     return git.is_dir() or git.is_file()
 
 
+_REF = re.compile(r"ref: (refs/[A-Za-z0-9._/+-]+)\s*")
+
+
+def head_signature(root: Path) -> str | None:
+    """The stat of what moves when ``HEAD`` does (``.git/HEAD``, the branch's ref file, the
+    packed refs, ``HEAD``'s reflog), so an unchanged history costs no ``git`` process (every
+    query brings the index up to date); None when it cannot tell (``.git`` is a worktree's file)."""
+    git = root / ".git"
+    if not git.is_dir() or git.is_symlink():
+        return None
+    try:
+        head = (git / "HEAD").read_text("utf-8", "replace")[:300]
+    except OSError:
+        return None
+    parts = ["HEAD", "packed-refs", "logs/HEAD"]
+    m = _REF.fullmatch(head)
+    if m and ".." not in m.group(1):
+        parts.append(m.group(1))
+    out = []
+    for part in parts:
+        try:
+            st = os.stat(git / part, follow_symlinks=False)
+        except OSError:
+            out.append("-")
+        else:
+            out.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+    return f"{head.strip()}|{'|'.join(out)}"
+
+
 def parse_log(out: bytes, *, complete: bool = True) -> Iterator[HistoryCommit]:
     """The commits of ``git log --name-only -z`` output in :data:`_FORMAT`; ``complete=False``:
     the output stopped early, its last record may be cut and is dropped. Records that do not
@@ -113,25 +143,33 @@ def index_history(
     report says what went wrong and the history stays as it was."""
     if not is_repository_top(root):
         return HistoryReport(None, problem="not a git repository's top level")
+    signature = head_signature(root) if rev == "HEAD" else None
+    if signature is not None and store.get_meta("history_sig") == signature:
+        return HistoryReport(store.get_meta("history_head"))
     try:
         got = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return _problem(root, f"git rev-parse failed: {exc}")
     head = got.stdout.decode("ascii", "replace").strip()
     if got.returncode != 0 or not _SHA.fullmatch(head):
+        if signature is not None:  # not asked again until HEAD moves
+            store.set_meta("history_sig", signature)
         return HistoryReport(None, problem="no commit to read (an empty repository, or git refused it)")
     known = store.get_meta("history_head")
     if known == head:
+        if signature is not None:
+            store.set_meta("history_sig", signature)
         return HistoryReport(head)
-    reset = True
+    # only the commits not read before: a rewrite or a branch switch keeps what was read (a
+    # message still says what its files do), and costs the new commits alone
+    reset = known is None
     span = [head]
-    if known is not None:
-        try:
-            ancestor = _git(root, "merge-base", "--is-ancestor", known, head).returncode == 0
+    if known is not None and _SHA.fullmatch(known):
+        try:  # the commit read to may be gone (a rewrite, then gc): read from HEAD, known ones skipped
+            if _git(root, "cat-file", "-e", f"{known}^{{commit}}").returncode == 0:
+                span.append(f"^{known}")
         except (OSError, subprocess.TimeoutExpired):
-            ancestor = False
-        if ancestor:
-            reset, span = False, [f"{known}..{head}"]
+            pass
     args = ["log", "--no-merges", "--name-only", "-z", "--no-color", "--no-ext-diff", "--no-textconv"]
     try:
         done = _git(root, *args, f"--max-count={max_commits}", _FORMAT, *span, "--", timeout_s=timeout_s)
@@ -146,6 +184,8 @@ def index_history(
         return _problem(root, f"git log failed: {err[-1][:200] if err else done.returncode}")
     # oldest first: ids grow with time (ties in BM25 go to the older commit's lower id)
     added = store.add_history(reversed(commits), head=head, reset=reset)
+    if signature is not None and complete:
+        store.set_meta("history_sig", signature)
     problem = None
     if not complete:  # a damaged or partial object store: what was read is kept
         problem = f"git log stopped early; {len(commits)} commits read"

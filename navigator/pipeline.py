@@ -92,7 +92,7 @@ class Candidates:
     meta: dict[int, ChunkMeta]
     path_leg: list[str] = field(default_factory=list)
     reps: dict[str, int] = field(default_factory=dict)
-    """A file found by a file-level leg alone -> the chunk it is listed by."""
+    """A file found by the path leg alone -> the chunk it is listed by."""
     history: list[str] = field(default_factory=list)
     """The file-level history leg (``RankingConfig.history_leg``), best first."""
 

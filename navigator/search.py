@@ -436,9 +436,7 @@ class SemanticSearch(VectorSync):
                 complete, reason = False, "; ".join(problems)
         cand = {i for ids in chunk_legs.values() for i in ids}
         meta = self._meta(list(cand))
-        listed = {m.path for m in meta.values()}
-        extra = [p for p in history[: cfg.history_listed] if p not in listed]
-        reps = self._first_chunks(list(dict.fromkeys([*unlisted(path_leg, meta, config=cfg), *extra])))
+        reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
         meta.update(self._meta([i for i in reps.values() if i not in meta]))
         cands = Candidates(chunk_legs, meta, path_leg, reps, history)
         prf: Feedback | None = None

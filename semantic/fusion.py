@@ -308,7 +308,8 @@ def fuse(
     ``config.code_file_weight`` times the file's score.
 
     Chunks without ``meta`` (deleted since a leg was computed) are dropped. A file found
-    only by a file-level leg enters through its representative chunk in ``file_reps``.
+    only by the path leg enters through its representative chunk in ``file_reps``; the history
+    leg adds to the files the others found.
     """
     k = config.rrf_k
     fused = rrf(legs, k=k, weights=config.leg_weights)
@@ -334,7 +335,7 @@ def fuse(
     path_rank = {p: i + 1 for i, p in enumerate(dict.fromkeys(path_leg))}
     history_rank = {p: i + 1 for i, p in enumerate(dict.fromkeys(history_leg))}
     for path, cid in (file_reps or {}).items():
-        if path not in by_file and (path in path_rank or path in history_rank) and cid in meta:
+        if path not in by_file and path in path_rank and cid in meta:
             by_file[path] = [Ranked(cid, path, 0.0, {})]
     file_scores: dict[str, float] = {}
     for path, rs in by_file.items():

@@ -80,7 +80,8 @@ class RankingConfig:
     """A file-level ``history`` leg: BM25 over the messages of the repository's past commits (the
     index's git history, :mod:`navigator.history`), each of the best :attr:`history_commits`
     crediting the indexed files it changed with its score shared among them (BugLocator's
-    similar-report score); runs with the ``bm25`` leg. Chosen on both development sets at weight
+    similar-report score); it adds to the files the other legs found (letting its own best ten in
+    as well changed no answer on either development set); runs with the ``bm25`` leg. Chosen on both development sets at weight
     0.5 (issue 18, stop 32: level on file Acc@5, function Recall@10 +0.011 full text and +0.005
     one-line, code view fn@5 +0.011; False before)."""
     history_leg_weight: float = 0.5
@@ -89,8 +90,6 @@ class RankingConfig:
     """Past commits, best first, whose files the history leg credits."""
     history_max_files: int = 30
     """A past commit changing more files than this (a sweep: renames, formatting) credits none."""
-    history_listed: int = 10
-    """Files of the history leg's best that enter the ranking by their first chunk when no chunk leg found them."""
     test_penalty: float = 0.3
     """File multiplier of tests (``tests/``, ``*_test.go``, ``*.spec.ts``…) unless the query asks for them."""
     vendor_penalty: float = 0.25
@@ -200,8 +199,7 @@ class RankingConfig:
         """A value no ranking can use is refused, naming the field (a benchmark's typo fails at once)."""
         positive = ("top_chunks_per_file", "depth", "long_query_words", "max_prose_words", "prose_lookups",
                     "prose_first_count", "max_names", "prf_docs", "prf_min_docs", "prf_base", "path_listed",
-                    "query_leg_depth", "max_exact_names", "history_commits", "history_max_files",
-                    "history_listed")  # fmt: skip
+                    "query_leg_depth", "max_exact_names", "history_commits", "history_max_files")  # fmt: skip
         for name in positive:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -28,14 +28,16 @@ ISSUE = "the ledger shows the wrong invoice total after a refund"
 
 
 def _repo(root: Path) -> Path:
-    """A repository whose ``money/settle.py`` shares no word with :data:`ISSUE` but whose
-    history does (three commits about ledger invoices changed it)."""
+    """A repository whose ``money/settle.py`` shares one common word with :data:`ISSUE` (the
+    shop's files share more) but whose history shares many (three commits about ledger
+    invoices changed it)."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q")
     files = {
-        "money/settle.py": "def settle(rows):\n    acc = 0\n    for r in rows:\n        acc += r.amt\n    return acc\n",
-        "shop/cart.py": "def add_item(cart, item):\n    cart.items.append(item)\n    return cart\n",
-        "shop/views.py": "def show_cart(cart):\n    return render(cart.items)\n",
+        "money/settle.py": "def settle(rows):\n    acc = 0  # the total\n    for r in rows:\n        acc += r.amt\n    return acc\n",
+        "shop/cart.py": "def add_item(cart, item):\n    cart.total = cart.total + item.price  # wrong after a change\n    return cart\n",
+        "shop/views.py": "def show_cart(cart):\n    return render(cart.items, total=cart.total)  # shows the total\n",
+        "shop/refunds.py": "def refund_item(cart, item):\n    cart.total -= item.price  # the refund\n    return cart\n",
         "README.md": "A shop.\n",
     }
     for path, text in files.items():
@@ -60,21 +62,25 @@ def _top(store: Store, config: object, **kw: object) -> list[str]:
     return [h.path for h in res.items]
 
 
-def test_the_history_leg_finds_the_file_only_past_commits_describe(tmp_path: Path) -> None:
+def test_the_history_leg_lifts_the_file_past_commits_describe(tmp_path: Path) -> None:
     root = _repo(tmp_path / "r")
     with Store(tmp_path / "idx.db") as store:
         report = index_root(root, store)
         assert not report.notes
         assert store.get_meta("history_head") == git(root, "rev-parse", "HEAD")
-        assert "money/settle.py" not in _top(store, WITHOUT)
+        without = _top(store, WITHOUT)
+        assert "money/settle.py" in without and without[0] != "money/settle.py"
         hits = SemanticSearch(store, config=WITH).search(ISSUE, legs=LEXICAL, k=5)
-        found = [h for h in hits.items if h.path == "money/settle.py"]
-        assert found and found[0].ranks.get("history") == 1
+        paths = [h.path for h in hits.items]
+        assert paths.index("money/settle.py") < without.index("money/settle.py")
+        assert hits.items[paths.index("money/settle.py")].ranks.get("history") == 1
+        heavy = dataclasses.replace(WITH, history_leg_weight=4.0)  # the weight is the history's say
+        assert _top(store, heavy)[0] == "money/settle.py"
         # a scope the file is outside of: the history leg keeps to it
         assert "money/settle.py" not in _top(store, WITH, paths=["shop/"])
 
 
-def test_history_is_read_incrementally_and_again_after_a_rewrite(tmp_path: Path) -> None:
+def test_history_is_read_incrementally_also_after_a_rewrite(tmp_path: Path) -> None:
     root = _repo(tmp_path / "r")
     with Store(tmp_path / "idx.db") as store:
         first = index_history(root, store)
@@ -87,14 +93,36 @@ def test_history_is_read_incrementally_and_again_after_a_rewrite(tmp_path: Path)
         assert (more.added, more.reset) == (1, False)
         found = store.history_commits('"cart"', limit=5, max_files=30, scope=Scope())
         assert [paths for _s, paths in found] == [["shop/cart.py"]]
-        # the last commit rewritten: the history is read again from the start, the old one gone
+        # the last commit rewritten: only the new one is read, what was read stays
         git(root, "reset", "-q", "--hard", "HEAD~1")
         (root / "shop/views.py").write_text("def show_cart(cart):\n    return cart\n")
         git(root, "commit", "-qam", "Views show the basket")
         again = index_history(root, store)
-        assert again.reset and again.added == 5
-        assert store.history_commits('"cart" AND "keeps"', limit=5, max_files=30, scope=Scope()) == []
+        assert (again.added, again.reset) == (1, False)
         assert store.history_commits('"basket"', limit=5, max_files=30, scope=Scope())
+        assert store.history_commits('"cart" AND "keeps"', limit=5, max_files=30, scope=Scope())
+        # the commit read to is gone from the object store: HEAD's history is read, none twice
+        store.set_meta("history_head", "f" * 40)
+        store.set_meta("history_sig", "")
+        assert index_history(root, store).added == 0 and store.get_meta("history_head") == git(
+            root, "rev-parse", "HEAD"
+        )
+
+
+def test_an_unmoved_head_costs_no_git_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _repo(tmp_path / "r")
+    with Store(tmp_path / "idx.db") as store:
+        head = index_history(root, store).head
+        monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))  # no git to run
+        assert index_history(root, store) == index_history(root, store)
+        assert index_history(root, store).head == head and index_history(root, store).problem is None
+        monkeypatch.undo()
+        (root / "shop/cart.py").write_text("def add_item(cart, item):\n    return None\n")
+        git(root, "commit", "-qam", "Cart forgets")  # HEAD moved: read again
+        assert index_history(root, store).added == 1
+        git(root, "checkout", "-q", "-b", "topic", "HEAD~2")  # another branch: HEAD moved, nothing new
+        moved = index_history(root, store)
+        assert moved.head == git(root, "rev-parse", "HEAD") and (moved.added, moved.reset) == (0, False)
 
 
 def test_no_history_outside_the_root_nor_without_git(tmp_path: Path) -> None:
@@ -119,7 +147,7 @@ def test_git_missing_or_refusing_is_a_note_not_a_failure(
     with Store(tmp_path / "idx.db") as store:
         monkeypatch.setenv("PATH", str(tmp_path / "nothing-here"))
         report = index_root(root, store)
-        assert report.files == 4 and any("git history" in n for n in report.notes)
+        assert report.files == 5 and any("git history" in n for n in report.notes)
         monkeypatch.undo()
         assert _top(store, WITH)  # search works without a history
         # GIT_DIR pointing at another repository is not followed
@@ -139,7 +167,7 @@ def test_a_damaged_object_store_keeps_what_was_read(tmp_path: Path) -> None:
     obj.unlink()  # the first commit's tree is gone: git log stops there
     with Store(tmp_path / "idx.db") as store:
         report = index_root(root, store)
-        assert report.files == 4 and any("git history" in n for n in report.notes)
+        assert report.files == 5 and any("git history" in n for n in report.notes)
         # git stopped early: what it read before the damage is kept (the newest commit)
         assert store.history_commits('"refunds"', limit=5, max_files=30, scope=Scope())
 
