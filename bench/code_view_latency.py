@@ -8,7 +8,9 @@ per file, so the first run of a query pays for its files), then ``--reps`` round
 the three views in turn. Per instance the median of the rounds; reported: p50 / p95 over the
 instances, per view, and the median of the per-instance ratios learned / fused, all from the
 same runs. ``--cold``: the learned view's first run on each index, before any other query
-(its files' lines split for the first time), as a separate column.
+(its files' lines split for the first time), as a separate column. ``--versus FIELD=VALUE ...``:
+the files and code views of that ranking too, in the same rounds (``files-vs``, ``code-vs``), and
+the median per-instance ratios shipped / versus.
 
     PYTHONPATH=$PWD python bench/code_view_latency.py --set loc --split check --out bench/results/x.json
 """
@@ -28,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from loc_full_bench import LEXICAL, SETS, split_ids  # noqa: E402
+from loc_full_bench import LEXICAL, SETS, parse_changes, split_ids  # noqa: E402
 
 from bench.harness.data import jsonl  # noqa: E402
 from bench.harness.stats import percentile  # noqa: E402
@@ -44,8 +46,11 @@ def _ms(run: Any) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-def time_instance(store: Store, q: str, k: int, reps: int) -> tuple[float, dict[str, list[float]]]:
-    """The learned view's first run on this index, and ``reps`` rounds of the three views."""
+def time_instance(
+    store: Store, q: str, k: int, reps: int, versus: dict[str, Any] | None = None
+) -> tuple[float, dict[str, list[float]]]:
+    """The learned view's first run on this index, and ``reps`` rounds of the three views (five
+    with ``versus``)."""
     learned = SemanticSearch(store)
     fused = SemanticSearch(store, config=dataclasses.replace(DEFAULT, code_order=None), share_with=learned)
     code_lines.clear_kept()  # the pool's kept lines are of this index only
@@ -54,6 +59,10 @@ def time_instance(store: Store, q: str, k: int, reps: int) -> tuple[float, dict[
         "code-fused": lambda: fused.search(q, k=k, legs=LEXICAL, view="code"),
         "code": lambda: learned.search(q, k=k, legs=LEXICAL, view="code"),
     }
+    if versus:
+        other = SemanticSearch(store, config=dataclasses.replace(DEFAULT, **versus), share_with=learned)
+        views["files-vs"] = lambda: other.search(q, k=k, legs=LEXICAL)
+        views["code-vs"] = lambda: other.search(q, k=k, legs=LEXICAL, view="code")
     views["files"]()  # the index's caches (path index, vocabulary), not the learned view's
     cold = _ms(views["code"])
     for run in views.values():
@@ -72,6 +81,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--limit", type=int, default=0, help="the first N instances only")
+    ap.add_argument("--versus", nargs="*", default=[], help="FIELD=VALUE ...: a second ranking, same rounds")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     root = SETS[args.set]
@@ -82,12 +92,13 @@ def main() -> None:
     ]
     if args.limit:
         insts = insts[: args.limit]
+    versus = parse_changes(args.versus) if args.versus else None
     per: list[dict[str, Any]] = []
     for n, inst in enumerate(insts):
         q = inst["query"]
         store = Store(root / "idx" / "inst" / f"{inst['id']}.db")
         try:
-            cold, times = time_instance(store, q, args.k, args.reps)
+            cold, times = time_instance(store, q, args.k, args.reps, versus)
         finally:
             store.close()
         row = {"id": inst["id"], "words": len(q.split()), "code cold": cold}
@@ -104,9 +115,13 @@ def main() -> None:
             "p50": round(percentile([r[v] for r in per], 0.5), 1),
             "p95": round(percentile([r[v] for r in per], 0.95), 1),
         }
-        for v in ("files", "code-fused", "code", "code cold")
+        for v in ("files", "code-fused", "code", "code cold", *(("files-vs", "code-vs") if versus else ()))
     }
     ratio = statistics.median(r["code"] / r["code-fused"] for r in per)
+    if versus:
+        summary["shipped_over_versus_median_ratio"] = {
+            v: round(statistics.median(r[v] / r[f"{v}-vs"] for r in per), 3) for v in ("files", "code")
+        }
     res = {
         "set": args.set,
         "split": args.split,

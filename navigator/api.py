@@ -237,6 +237,8 @@ class Navigator:
             last_indexed_at=stats.last_run_finished_at,
             stale_files=self._stale_files(store) if stats.files else 0,
             notes=tuple(notes),
+            history_commits=stats.history_commits,
+            history_head=stats.history_head,
         )
 
     def _stale_files(self, store: Store) -> int:

@@ -178,6 +178,10 @@ class Status:
     stale_files: int
     """Files whose size or mtime differ from the index (or that are new or deleted)."""
     notes: tuple[str, ...] = ()
+    history_commits: int = 0
+    """Past commits the index holds for the history leg (:mod:`navigator.history`)."""
+    history_head: str | None = None
+    """The commit the history was read to (None: no git history read)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,8 +253,10 @@ class SemanticSearch(VectorSync):
         """The file-level ``history`` leg (``RankingConfig.history_leg``): files credited by the past
         commits whose messages match the query's BM25 MATCH (:func:`semantic.history.history_files`)."""
         cfg, source = self.config, self.history
+        if source is None:
+            return []
         match = content_query(terms)
-        if source is None or not match:
+        if not match:
             return []
         commits: list[tuple[float, list[str]]] = _leg_or_problem(
             "history",

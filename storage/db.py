@@ -232,6 +232,8 @@ class StoreStats:
     last_run: str | None
     last_run_complete: bool
     last_run_finished_at: float | None
+    history_commits: int = 0
+    history_head: str | None = None
 
 
 class Store(IndexReads):
@@ -726,6 +728,8 @@ class Store(IndexReads):
             last_run=self.get_meta("last_run_state"),
             last_run_complete=self.get_meta("last_run_state") == "complete",
             last_run_finished_at=float(finished) if finished else None,
+            history_commits=count("commits"),
+            history_head=self.get_meta("history_head"),
         )
 
     def language_sizes(self) -> dict[str, tuple[int, int]]:

@@ -218,3 +218,23 @@ def test_history_files_shares_a_commits_score_among_its_files() -> None:
     )
     assert ranked == ["a.py", "c.py", "b.py"]
     assert history_files([], limit=5) == [] and history_files([(2.0, [])], limit=5) == []
+
+
+def test_status_says_how_much_history_the_index_holds(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from navigator.frontends.cli import main
+
+    root = _repo(tmp_path / "r")
+
+    def nav(*args: str) -> str:
+        result = CliRunner().invoke(main, ["-C", str(root), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    nav("index")
+    assert f"history:  4 commits, to {git(root, 'rev-parse', 'HEAD')[:12]}" in nav("status")
+    got = json.loads(nav("status", "--json"))
+    assert got["history_commits"] == 4 and got["history_head"] == git(root, "rev-parse", "HEAD")

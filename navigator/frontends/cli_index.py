@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from navigator.frontends import display
 from navigator.frontends.cli_base import (
     Ctx,
     Progress,
@@ -282,6 +283,7 @@ def status(obj: Ctx, as_json: bool) -> None:
     click.echo(f"languages: {langs}")
     click.echo(f"last run: {'complete' if st.last_run_complete else 'INCOMPLETE'} at {when}")
     click.echo(f"stale:    {st.stale_files} files changed since (indexed again on the next query)")
+    click.echo(f"history:  {display.history_line(st.history_commits, st.history_head)}")
     for note in st.notes:
         click.secho(f"note: {note}", fg="yellow")
 

@@ -111,3 +111,10 @@ def incomplete_lines(resp: Any, *, color: bool = True) -> Iterator[str]:
         yield style(f"(incomplete: {resp.reason})", fg="yellow", color=color)
     for note in resp.notes:
         yield style(f"note: {note}", fg="yellow", color=color)
+
+
+def history_line(commits: int, head: str | None) -> str:
+    """``nav status``'s history line: the past commits the history leg reads."""
+    if not head:
+        return "none (the root is not a git repository's top level, or git could not read it)"
+    return f"{commits} commits, to {head[:12]}"

@@ -308,7 +308,7 @@ def _fast(root_arg: str | None, command: str, name: str, as_json: bool) -> int:
 
 _STATUS = (
     "root", "index_path", "indexed", "files", "symbols", "chunks", "refs", "languages",
-    "last_run_complete", "last_indexed_at", "stale_files", "notes",
+    "last_run_complete", "last_indexed_at", "stale_files", "notes", "history_commits", "history_head",
 )  # fmt: skip  # navigator.results.Status's fields
 _ENV_STORE = "NAV_STORE"  # navigator.config.ENV_STORE
 
@@ -371,6 +371,7 @@ def _fast_status(root_arg: str | None, as_json: bool) -> int | None:
     print(f"languages: {langs}", file=out)
     print(f"last run: {'complete' if got['last_run_complete'] else 'INCOMPLETE'} at {when}", file=out)
     print(f"stale:    {got['stale_files']} files changed since (indexed again on the next query)", file=out)
+    print(f"history:  {display.history_line(got['history_commits'], got['history_head'])}", file=out)
     color = out.isatty()
     for note in got["notes"]:
         print(display.style(f"note: {note}", fg="yellow", color=color), file=out)

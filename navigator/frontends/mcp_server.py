@@ -31,6 +31,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from navigator.errors import NavError, shorten
+from navigator.frontends import display
 from navigator.frontends.textout import render_response
 from navigator.frontends.wire import INVALID_REQUEST, MAX_MESSAGE_BYTES, Rejected, check_message
 
@@ -226,6 +227,7 @@ def build_server(nav: Verbs) -> MCPServer:
             f"languages: {langs or 'none'}",
             f"changed since the last index: {st.stale_files} files"
             + ("" if st.last_run_complete else "; the last index run did not finish"),
+            f"git history: {display.history_line(st.history_commits, st.history_head)}",
         ]
         lines.extend(f"note: {n}" for n in st.notes)
         return "\n".join(lines)
