@@ -57,8 +57,22 @@ def _env() -> dict[str, str]:
     """The environment without git's own variables (a ``GIT_DIR`` set by a hook would point
     ``git log`` at another repository), prompts off, no optional locks."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    # no lazy fetch of a partial clone's missing objects (git >= 2.45; see partial_clone too)
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_NO_LAZY_FETCH="1", LC_ALL="C")
     return env
+
+
+_PARTIAL = re.compile(rb"^\s*(promisor\s*=\s*true|partialclone\s*=)", re.IGNORECASE | re.MULTILINE)
+
+
+def partial_clone(root: Path) -> bool:
+    """Whether the repository is a partial clone (a promisor remote): its ``git log`` would fetch
+    the trees it lacks over the network, so its history is not read."""
+    try:
+        with open(root / ".git" / "config", "rb") as fh:
+            return bool(_PARTIAL.search(fh.read(1 << 20)))
+    except OSError:
+        return False
 
 
 def _git(root: Path, *args: str, timeout_s: float = 10.0) -> subprocess.CompletedProcess[bytes]:
@@ -143,6 +157,8 @@ def index_history(
     report says what went wrong and the history stays as it was."""
     if not is_repository_top(root):
         return HistoryReport(None, problem="not a git repository's top level")
+    if partial_clone(root):
+        return HistoryReport(None, problem="a partial clone: reading its history would fetch what it lacks")
     signature = head_signature(root) if rev == "HEAD" else None
     if signature is not None and store.get_meta("history_sig") == signature:
         return HistoryReport(store.get_meta("history_head"))

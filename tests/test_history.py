@@ -158,6 +158,16 @@ def test_git_missing_or_refusing_is_a_note_not_a_failure(
         assert index_history(root, store).head == head
 
 
+def test_a_partial_clone_is_not_read(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    git(root, "config", "remote.origin.url", "https://example.invalid/r.git")
+    git(root, "config", "remote.origin.promisor", "true")  # its missing objects would be fetched
+    with Store(tmp_path / "idx.db") as store:
+        report = index_root(root, store)
+        assert report.files == 5 and any("partial clone" in n for n in report.notes)
+        assert store.get_meta("history_head") is None
+
+
 def test_a_damaged_object_store_keeps_what_was_read(tmp_path: Path) -> None:
     root = _repo(tmp_path / "r")
     first = git(root, "rev-list", "--max-parents=0", "HEAD")
