@@ -245,7 +245,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             first = SemanticSearch(store, config=variants["nav"])
             if args.history:  # the repository's history at the base commit (read once per copy)
                 report = index_history(
-                    root / "trees" / inst["repo"].replace("/", "-"), store, rev=inst["base_commit"]
+                    root / "trees" / inst["repo"].replace("/", "-"),
+                    store,
+                    rev=inst["base_commit"],
+                    budget_s=None,
                 )
                 if report.problem:
                     print(f"{inst['id']}: history: {report.problem}", file=sys.stderr)

@@ -35,6 +35,8 @@ MAX_MESSAGE = 4_000
 """Characters of a message kept."""
 TIMEOUT_S = 120.0
 """How long one ``git log`` may take."""
+BUDGET_S = 1.0
+"""How long a query's refresh reads older history before answering (the rest on the next ones)."""
 
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _BOT = re.compile(r"\[bot\]|dependabot|renovate|pre-commit-ci|github-actions", re.IGNORECASE)
@@ -122,16 +124,23 @@ def head_signature(root: Path) -> str | None:
     return f"{head.strip()}|{'|'.join(out)}"
 
 
-def parse_log(out: bytes, *, complete: bool = True) -> Iterator[HistoryCommit]:
-    """The commits of ``git log --name-only -z`` output in :data:`_FORMAT`; ``complete=False``:
-    the output stopped early, its last record may be cut and is dropped. Records that do not
-    parse (a message holding the separator) are skipped."""
+def _records(out: bytes, *, complete: bool) -> list[str]:
+    """The commit records of ``git log`` output in :data:`_FORMAT` (each from its sha on);
+    ``complete=False``: the output stopped early, its last record may be cut and is dropped."""
     records = out.decode("utf-8", "replace").split("\x01")[1:]
     if not complete and records:
         records.pop()
-    for record in records:
+    return [r for r in records if _SHA.fullmatch(r.split("\x00", 1)[0])]
+
+
+def parse_log(out: bytes, *, complete: bool = True) -> Iterator[HistoryCommit]:
+    """The commits of ``git log --name-only -z`` output in :data:`_FORMAT`; ``complete=False``:
+    the output stopped early, its last record may be cut and is dropped. Records that do not
+    parse (a message holding the separator) are skipped, as are bots' commits, sweeps and
+    commits without a message or a file."""
+    for record in _records(out, complete=complete):
         fields = record.split("\x00")
-        if len(fields) < 4 or not _SHA.fullmatch(fields[0]):
+        if len(fields) < 4:
             continue
         sha, name, email, body = fields[:4]
         if _BOT.search(name) or _BOT.search(email):
@@ -144,17 +153,91 @@ def parse_log(out: bytes, *, complete: bool = True) -> Iterator[HistoryCommit]:
             yield HistoryCommit(sha, message, paths)
 
 
+@dataclass(frozen=True, slots=True)
+class _Log:
+    out: bytes
+    finished: bool
+    """git ran to its end (False: stopped at the budget or the timeout, the output cut)."""
+    ok: bool
+    """git finished and succeeded."""
+    error: str
+
+
+def _read_log(root: Path, args: list[str], *, budget_s: float | None, timeout_s: float) -> _Log:
+    """``git log`` streamed until it ends or ``budget_s`` (None: ``timeout_s``) passes; then
+    stopped, keeping what it wrote. Past the budget it runs on until one record is whole (a
+    record is known whole when the next begins), so every run reads at least one commit."""
+    import selectors
+    import tempfile
+    import time
+
+    started = time.monotonic()
+    budget = timeout_s if budget_s is None else min(budget_s, timeout_s)
+    chunks: list[bytes] = []
+    marks = 0  # record starts read: past the budget, git goes on until one record is whole
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            ["git", "-c", "core.fsmonitor=false", "-C", str(root), *args],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
+        )
+        assert proc.stdout is not None
+        finished = False
+        try:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                while True:
+                    now = time.monotonic() - started
+                    if now >= timeout_s or (now >= budget and marks >= 2):
+                        break
+                    if not sel.select(min(max(budget - now, 0.0) if marks >= 2 else timeout_s - now, 0.25)):
+                        continue
+                    data = os.read(proc.stdout.fileno(), 1 << 16)
+                    if not data:
+                        finished = True
+                        break
+                    chunks.append(data)
+                    marks += data.count(b"\x01")
+        finally:
+            if not finished:
+                proc.kill()
+            proc.stdout.close()
+            rc = proc.wait()
+        err.seek(0)
+        lines = err.read(4096).decode("utf-8", "replace").strip().splitlines()
+    return _Log(b"".join(chunks), finished, finished and rc == 0, lines[-1][:200] if lines else f"exit {rc}")
+
+
+_LOG_ARGS = [
+    "log",
+    "--no-merges",
+    "--name-only",
+    "-z",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    _FORMAT,
+]
+
+
 def index_history(
     root: Path,
     store: Store,
     *,
     rev: str = "HEAD",
     max_commits: int = MAX_COMMITS,
+    budget_s: float | None = BUDGET_S,
     timeout_s: float = TIMEOUT_S,
 ) -> HistoryReport:
     """Bring the index's history up to date with ``rev`` (a commit of the repository at
-    ``root``; the working tree's ``HEAD`` by default). Never raises for git's failures: the
-    report says what went wrong and the history stays as it was."""
+    ``root``; the working tree's ``HEAD`` by default): the commits new since the last run, then
+    older ones, newest first, for at most ``budget_s`` (None: until done), until
+    ``max_commits`` are read — a run that stops at the budget leaves the rest to the next
+    (``history_start``, the commit the first run began at, and ``history_seen``, how many of
+    its commits were read, or ``done``). Never raises for git's failures: the report says what
+    went wrong and the history read so far stays."""
     if not is_repository_top(root):
         return HistoryReport(None, problem="not a git repository's top level")
     if partial_clone(root):
@@ -172,40 +255,66 @@ def index_history(
             store.set_meta("history_sig", signature)
         return HistoryReport(None, problem="no commit to read (an empty repository, or git refused it)")
     known = store.get_meta("history_head")
-    if known == head:
-        if signature is not None:
-            store.set_meta("history_sig", signature)
-        return HistoryReport(head)
-    # only the commits not read before: a rewrite or a branch switch keeps what was read (a
-    # message still says what its files do), and costs the new commits alone
-    reset = known is None
-    span = [head]
-    if known is not None and _SHA.fullmatch(known):
+    reset = known is None or not _SHA.fullmatch(known)
+    added = 0
+    problem: str | None = None
+    if reset:  # the first run: nothing recorded, the walk starts at this head
+        store.add_history((), head=head, reset=True)
+        store.set_meta("history_start", head)
+        store.set_meta("history_seen", "0")
+    elif known != head:
+        # only the commits not read before: a rewrite or a branch switch keeps what was read (a
+        # message still says what its files do), and costs the new commits alone
+        span = [head]
         try:  # the commit read to may be gone (a rewrite, then gc): read from HEAD, known ones skipped
             if _git(root, "cat-file", "-e", f"{known}^{{commit}}").returncode == 0:
                 span.append(f"^{known}")
         except (OSError, subprocess.TimeoutExpired):
             pass
-    args = ["log", "--no-merges", "--name-only", "-z", "--no-color", "--no-ext-diff", "--no-textconv"]
-    try:
-        done = _git(root, *args, f"--max-count={max_commits}", _FORMAT, *span, "--", timeout_s=timeout_s)
-    except subprocess.TimeoutExpired:
-        return _problem(root, f"git log took more than {timeout_s:.0f} s")
-    except OSError as exc:
-        return _problem(root, f"git log failed: {exc}")
-    complete = done.returncode == 0
-    commits = list(parse_log(done.stdout, complete=complete))
-    if not complete and not commits:
-        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return _problem(root, f"git log failed: {err[-1][:200] if err else done.returncode}")
-    # oldest first: ids grow with time (ties in BM25 go to the older commit's lower id)
-    added = store.add_history(reversed(commits), head=head, reset=reset)
-    if signature is not None and complete:
+        try:
+            new = _read_log(
+                root,
+                [*_LOG_ARGS, f"--max-count={max_commits}", *span, "--"],
+                budget_s=None,
+                timeout_s=timeout_s,
+            )
+        except OSError as exc:
+            return _problem(root, f"git log failed: {exc}")
+        added += store.add_history(reversed(list(parse_log(new.out, complete=new.ok))), head=head)
+        if not new.ok:
+            problem = (
+                f"git log stopped early: {new.error}"
+                if new.finished
+                else f"git log took more than {timeout_s:.0f} s"
+            )
+    seen = store.get_meta("history_seen")
+    start = store.get_meta("history_start")
+    if seen != "done":
+        n = int(seen) if seen and seen.isdigit() else 0
+        done = n >= max_commits or not (start and _SHA.fullmatch(start))
+        if not done:
+            try:
+                old = _read_log(
+                    root,
+                    [*_LOG_ARGS, f"--skip={n}", f"--max-count={max_commits - n}", start or "", "--"],
+                    budget_s=budget_s,
+                    timeout_s=timeout_s,
+                )
+            except OSError as exc:
+                return _problem(root, f"git log failed: {exc}")
+            added += store.add_history(reversed(list(parse_log(old.out, complete=old.ok))), head=head)
+            n += len(_records(old.out, complete=old.ok))
+            if old.ok:  # the walk reached its end
+                done = True
+            elif old.finished:  # git failed (a damaged or partial object store): what was read stays
+                problem = problem or f"git log stopped early ({n} commits read): {old.error}"
+                log.warning("%s: %s", root, problem)
+                done = True
+            elif budget_s is None:  # the timeout: the next run goes on from here
+                problem = problem or f"git log took more than {timeout_s:.0f} s ({n} commits read)"
+        store.set_meta("history_seen", "done" if done or n >= max_commits else str(n))
+    if signature is not None and store.get_meta("history_seen") == "done" and problem is None:
         store.set_meta("history_sig", signature)
-    problem = None
-    if not complete:  # a damaged or partial object store: what was read is kept
-        problem = f"git log stopped early; {len(commits)} commits read"
-        log.warning("%s: %s", root, problem)
     return HistoryReport(head, added, reset, problem)
 
 

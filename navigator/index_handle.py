@@ -293,7 +293,13 @@ class IndexHandle:
     ) -> IndexReport:
         """One index run, never reported a success over a damaged file (see
         :meth:`navigator.api.Navigator.index`)."""
-        options: dict[str, Any] = {"progress": progress, "workers": workers, "only": only}
+        # an index run asked for reads the whole git history; a query's refresh a bounded part
+        options: dict[str, Any] = {
+            "progress": progress,
+            "workers": workers,
+            "only": only,
+            "history_budget_s": None,
+        }
         try:
             report = self.update(lock_wait_s=30.0, **options)
             problem = None if only else self.store.integrity_problem()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from navigator.confine import open_inside
+from navigator.history import BUDGET_S as HISTORY_BUDGET_S
 from navigator.history import HistoryReport, index_history
 from navigator.paths import ensure_nav_dir, flock_within, open_private
 from navigator.results import IndexReport
@@ -266,11 +267,14 @@ def index_root(
     workers: int | None = None,
     progress: ProgressFn | None = None,
     only: Iterable[str] | None = None,
+    history_budget_s: float | None = HISTORY_BUDGET_S,
 ) -> IndexReport:
     """Bring the index of ``root`` up to date with the working tree.
 
     ``only``: root-relative paths known to have changed (a watcher's events); then just those
     are checked, without walking the tree — unless the parser changed, which needs a full run.
+    ``history_budget_s``: how long the git history's older commits are read (None: all of them;
+    see :func:`navigator.history.index_history`).
     """
     started = time.perf_counter()
     known = store.file_rows()
@@ -379,7 +383,7 @@ def index_root(
     else:
         tx.__exit__(None, None, None)
 
-    history = index_history(root, store)
+    history = index_history(root, store, budget_s=history_budget_s)
     # merged once a quarter of the files changed since the last merge: bounded work a run
     store.text_index_upkeep(len(jobs) + len(removed))
     store.set_meta("parser_fingerprint", fingerprint)

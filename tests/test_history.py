@@ -109,6 +109,25 @@ def test_history_is_read_incrementally_also_after_a_rewrite(tmp_path: Path) -> N
         )
 
 
+def test_a_budgeted_refresh_reads_the_history_over_several_runs(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "r")
+    for i in range(40):
+        (root / "shop/cart.py").write_text(f"def add_item(cart, item):\n    return {i}\n")
+        git(root, "commit", "-qam", f"Cart step {i}")
+    with Store(tmp_path / "idx.db") as store:
+        seen = []
+        for _ in range(200):  # bounded: each run reads for at most a millisecond
+            index_history(root, store, budget_s=0.001)
+            seen.append(store.get_meta("history_seen"))
+            if seen[-1] == "done":
+                break
+        assert seen[-1] == "done"
+        assert store.stats().history_commits == 44  # every commit once, however many runs it took
+        (root / "shop/views.py").write_text("def show_cart(cart):\n    return None\n")
+        git(root, "commit", "-qam", "Views show nothing")
+        assert index_history(root, store, budget_s=0.001).added == 1  # new commits: never budgeted
+
+
 def test_an_unmoved_head_costs_no_git_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _repo(tmp_path / "r")
     with Store(tmp_path / "idx.db") as store:
