@@ -59,6 +59,21 @@ def test_tools_are_listed_with_descriptions(nav: Navigator) -> None:
     assert all(t.description and len(t.description) < 300 for t in tools)
 
 
+def test_an_argument_a_tool_does_not_take_is_refused_by_name(nav: Navigator) -> None:
+    async def go() -> dict[str, Any]:
+        async with Client(build_server(nav)) as client:
+            return {
+                "k": await client.call_tool("search", {"text": "sales order", "k": 3}),
+                "ok": await client.call_tool("search", {"text": "sales order", "limit": 3}),
+                "many": await client.call_tool("status", {f"x{i}": i for i in range(5)}),
+            }
+
+    out = anyio.run(go)
+    assert out["k"].is_error and "'k'" in text_of(out["k"]) and "limit" in text_of(out["k"])
+    assert not out["ok"].is_error and text_of(out["ok"]).count("\n") >= 1
+    assert out["many"].is_error and "'x0'" in text_of(out["many"]) and "'x4'" not in text_of(out["many"])
+
+
 def test_def_outline_map_and_errors(nav: Navigator) -> None:
     async def go() -> dict[str, Any]:
         async with Client(build_server(nav)) as client:

@@ -232,7 +232,32 @@ def build_server(nav: Verbs) -> MCPServer:
         lines.extend(f"note: {n}" for n in st.notes)
         return "\n".join(lines)
 
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: MCPServer) -> None:
+    """A tool called with an argument it does not take (``k`` for ``limit``) is refused, naming
+    it and the tool's arguments: the library would drop it silently and answer as if unasked."""
+    taken: dict[str, list[str]] = {}
+    call = server.call_tool
+
+    async def checked(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if not taken:
+            for tool in await server.list_tools():
+                taken[tool.name] = sorted((tool.input_schema or {}).get("properties", {}))
+        known = taken.get(name)
+        unknown = [a for a in arguments if known is not None and a not in known]
+        if unknown:
+            said = ", ".join(f"'{shorten(str(a), 40)}'" for a in unknown[:3]) + (
+                " …" if len(unknown) > 3 else ""
+            )
+            raise ToolError(
+                f"{name} takes no argument {said}; its arguments are {', '.join(known or ()) or 'none'}"
+            )
+        return await call(name, arguments, context)
+
+    server.call_tool = checked  # type: ignore[method-assign]
 
 
 MAX_DEPTH = 64
