@@ -401,6 +401,8 @@ def index_root(
         chunks=n_chunks,
         seconds=time.perf_counter() - started,
         notes=(*_unparsed_note(unparsed), *_history_note(history)),
+        history_added=history.added,
+        history_head=history.head,
     )
 
 

@@ -161,6 +161,10 @@ class IndexReport:
     seconds: float
     notes: tuple[str, ...] = ()
     """What the run had to do besides indexing (e.g. rebuild a damaged index)."""
+    history_added: int = 0
+    """Past commits this run added to the git history (:mod:`navigator.history`)."""
+    history_head: str | None = None
+    """The commit the history is read to (None: none read)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,7 +263,10 @@ def test_status_says_how_much_history_the_index_holds(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         return result.stdout
 
-    nav("index")
-    assert f"history:  4 commits, to {git(root, 'rev-parse', 'HEAD')[:12]}" in nav("status")
+    head = git(root, "rev-parse", "HEAD")
+    assert f"git history: 4 commits added, to {head[:12]}" in nav("index")
+    assert "git history" not in nav("index")  # nothing new
+    assert json.loads(nav("index", "--json"))["history_head"] == head
+    assert f"history:  4 commits, to {head[:12]}" in nav("status")
     got = json.loads(nav("status", "--json"))
     assert got["history_commits"] == 4 and got["history_head"] == git(root, "rev-parse", "HEAD")

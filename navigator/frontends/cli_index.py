@@ -118,6 +118,10 @@ def _index_rest(
         f"{len(report.removed)} removed, {report.unchanged} unchanged in {report.seconds:.2f}s "
         f"({report.files} files, {report.symbols} symbols, {report.chunks} chunks)"
     )
+    if report.history_added:
+        click.echo(
+            f"git history: {report.history_added} commits added, to {(report.history_head or '')[:12]}"
+        )
     for note in report.notes:
         click.secho(f"note: {note}", fg="yellow", err=True)
     if vectors is not None:
