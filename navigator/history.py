@@ -44,6 +44,12 @@ _TRAILER = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|cc|c
 _FORMAT = "--format=%x01%H%x00%an%x00%ae%x00%B"
 
 
+NOT_A_REPOSITORY = "not a git repository's top level"
+NO_COMMIT = "no commit to read (an empty repository, or git refused it)"
+QUIET = (NOT_A_REPOSITORY, NO_COMMIT)
+"""Problems that need no note: a root that is no repository, or one without a commit yet."""
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryReport:
     """What one run did: the commit the history was read to, the commits added, whether the
@@ -77,9 +83,14 @@ def partial_clone(root: Path) -> bool:
         return False
 
 
+def _argv(root: Path, *args: str) -> list[str]:
+    """``git`` in ``root``, its file-system monitor hook off (a repository's config could run one)."""
+    return ["git", "-c", "core.fsmonitor=false", "-C", str(root), *args]
+
+
 def _git(root: Path, *args: str, timeout_s: float = 10.0) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        ["git", "-c", "core.fsmonitor=false", "-C", str(root), *args],
+        _argv(root, *args),
         capture_output=True,
         timeout=timeout_s,
         env=_env(),
@@ -177,7 +188,7 @@ def _read_log(root: Path, args: list[str], *, budget_s: float | None, timeout_s:
     marks = 0  # record starts read: past the budget, git goes on until one record is whole
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            ["git", "-c", "core.fsmonitor=false", "-C", str(root), *args],
+            _argv(root, *args),
             stdout=subprocess.PIPE,
             stderr=err,
             stdin=subprocess.DEVNULL,
@@ -239,12 +250,12 @@ def index_history(
     its commits were read, or ``done``). Never raises for git's failures: the report says what
     went wrong and the history read so far stays."""
     if not is_repository_top(root):
-        return HistoryReport(None, problem="not a git repository's top level")
-    if partial_clone(root):
-        return HistoryReport(None, problem="a partial clone: reading its history would fetch what it lacks")
+        return HistoryReport(None, problem=NOT_A_REPOSITORY)
     signature = head_signature(root) if rev == "HEAD" else None
     if signature is not None and store.get_meta("history_sig") == signature:
-        return HistoryReport(store.get_meta("history_head"))
+        return HistoryReport(store.get_meta("history_head"))  # the common case: nothing read
+    if partial_clone(root):
+        return HistoryReport(None, problem="a partial clone: reading its history would fetch what it lacks")
     try:
         got = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -253,7 +264,7 @@ def index_history(
     if got.returncode != 0 or not _SHA.fullmatch(head):
         if signature is not None:  # not asked again until HEAD moves
             store.set_meta("history_sig", signature)
-        return HistoryReport(None, problem="no commit to read (an empty repository, or git refused it)")
+        return HistoryReport(None, problem=NO_COMMIT)
     known = store.get_meta("history_head")
     reset = known is None or not _SHA.fullmatch(known)
     added = 0

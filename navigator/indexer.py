@@ -27,6 +27,7 @@ from pathlib import Path
 
 from navigator.confine import open_inside
 from navigator.history import BUDGET_S as HISTORY_BUDGET_S
+from navigator.history import QUIET as HISTORY_QUIET
 from navigator.history import HistoryReport, index_history
 from navigator.paths import ensure_nav_dir, flock_within, open_private
 from navigator.results import IndexReport
@@ -411,12 +412,11 @@ _UNPARSED_NOTES = ("not parsed:", "parse failed:", "parser error:")
 
 def _history_note(report: HistoryReport) -> tuple[str, ...]:
     """A note when the git history could not be read (a root that is no repository needs none)."""
-    quiet = (
-        None,
-        "not a git repository's top level",
-        "no commit to read (an empty repository, or git refused it)",
+    return (
+        ()
+        if report.problem is None or report.problem in HISTORY_QUIET
+        else (f"git history: {report.problem}",)
     )
-    return () if report.problem in quiet else (f"git history: {report.problem}",)
 
 
 def unparsed_note(store: Store) -> tuple[str, ...]:

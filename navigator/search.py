@@ -421,6 +421,9 @@ class SemanticSearch(VectorSync):
             depth=k,
             bm25_scores=bm25_scores,
         )
+        history: list[str] = []
+        if cfg.history_leg and "bm25" in legs:
+            history = self._history_leg(terms, max(self.depth, k), paths, languages, problems)
         if problems:
             notes.extend(problems)
             complete, reason = False, "; ".join(problems)
@@ -430,12 +433,6 @@ class SemanticSearch(VectorSync):
         }
         if "path" not in legs:
             path_leg = []
-        history: list[str] = []
-        if cfg.history_leg and "bm25" in legs:
-            history = self._history_leg(terms, max(self.depth, k), paths, languages, problems)
-            if problems:
-                notes.extend(p for p in problems if p not in notes)
-                complete, reason = False, "; ".join(problems)
         cand = {i for ids in chunk_legs.values() for i in ids}
         meta = self._meta(list(cand))
         reps = self._first_chunks(unlisted(path_leg, meta, config=cfg))
