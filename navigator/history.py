@@ -269,10 +269,12 @@ def index_history(
     reset = known is None or not _SHA.fullmatch(known)
     added = 0
     problem: str | None = None
-    if reset:  # the first run: nothing recorded, the walk starts at this head
-        store.add_history((), head=head, reset=True)
-        store.set_meta("history_start", head)
-        store.set_meta("history_seen", "0")
+    if reset:  # the first run: nothing recorded, the walk starts at this head (one write, so a
+        # crash cannot leave a head recorded without the walk that reads below it)
+        with store.transaction():
+            store.add_history((), head=head, reset=True)
+            store.set_meta("history_start", head)
+            store.set_meta("history_seen", "0")
     elif known != head:
         # only the commits not read before: a rewrite or a branch switch keeps what was read (a
         # message still says what its files do), and costs the new commits alone

@@ -201,6 +201,26 @@ def test_a_damaged_object_store_keeps_what_was_read(tmp_path: Path) -> None:
         assert store.history_commits('"refunds"', limit=5, max_files=30, scope=Scope())
 
 
+def test_a_first_run_that_dies_before_its_walk_is_recorded_starts_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _repo(tmp_path / "r")
+    with Store(tmp_path / "idx.db") as store:
+        real = store.set_meta
+
+        def dies(key: str, value: str) -> None:
+            if key == "history_start":
+                raise KeyboardInterrupt  # killed between the first run's writes
+            real(key, value)
+
+        monkeypatch.setattr(store, "set_meta", dies)
+        with pytest.raises(KeyboardInterrupt):
+            index_history(root, store)
+        monkeypatch.undo()
+        assert store.get_meta("history_head") is None  # nothing half-written
+        assert index_history(root, store).added == 4
+
+
 def test_salvage_reads_the_history_again(tmp_path: Path) -> None:
     root = _repo(tmp_path / "r")
     db = tmp_path / "idx.db"
