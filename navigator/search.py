@@ -44,7 +44,7 @@ from navigator.pipeline import (
 )
 from navigator.results import Response, SearchHit
 from navigator.vector_sync import SyncProgress, SyncReport, VectorSync, embed_key, eta_note
-from semantic.analysis import QueryTerms, prose_text, query_terms, query_windows
+from semantic.analysis import QueryTerms, query_terms
 from semantic.embed import Embedder
 from semantic.fusion import ChunkMeta, Ranked
 from semantic.history import history_files
@@ -199,54 +199,17 @@ class SemanticSearch(VectorSync):
         if use_vectors and index is not None and len(index):
             allowed = self._allowed_ids(paths, languages)
             try:
-                opening = prose_text(terms.text) if cfg.vector_prose and terms.long else terms.text
-                qv = self.embedder.embed_query(opening)  # bounded threads: see SentenceTransformerEmbedder
+                qv = self.embedder.embed_query(terms.text)  # bounded threads: see SentenceTransformerEmbedder
             except Exception as exc:  # a broken model must not take lexical search down
                 log.warning("query encoding failed: %s", exc)
                 if problems is not None:
                     problems.append(f"vector leg unavailable: {exc}")
             else:
-                found = index.search(qv, depth, allowed=allowed)
-                windows = (
-                    query_windows(terms.text, cfg.vector_windows, cfg.vector_window_words)
-                    if terms.long
-                    else []
-                )
-                if windows:
-                    best = self._window_hits(windows, depth, allowed, problems)
-                    if cfg.vector_window_merge:
-                        for i, s in found:
-                            best[i] = max(best.get(i, s), s)
-                        found = sorted(best.items(), key=lambda t: (-t[1], t[0]))[:depth]
-                    elif best:
-                        out["windows"] = sorted(best, key=lambda i: (-best[i], i))[:depth]
-                out["vector"] = [i for i, _ in found]
+                out["vector"] = [i for i, _ in index.search(qv, depth, allowed=allowed)]
         keep = None
         if paths or languages:
             keep = set(store.file_paths(Scope.of(paths, languages))).__contains__
         return out, path_candidates(files, terms, depth=depth, keep=keep, config=cfg)
-
-    def _window_hits(
-        self, windows: Sequence[str], depth: int, allowed: list[int] | None, problems: list[str] | None
-    ) -> dict[int, float]:
-        """Every chunk among the nearest ``depth`` of some query window, with its best similarity
-        to any window (``RankingConfig.vector_windows``)."""
-        index = self._index
-        best: dict[int, float] = {}
-        if index is None:
-            return best
-        for text in windows:
-            try:
-                qv = self.embedder.embed_query(text)
-            except Exception as exc:  # as the opening's: the lexical legs answer
-                log.warning("query window encoding failed: %s", exc)
-                if problems is not None:
-                    problems.append(f"vector leg's windows unavailable: {exc}")
-                return best
-            for i, s in index.search(qv, depth, allowed=allowed):
-                if s > best.get(i, float("-inf")):
-                    best[i] = s
-        return best
 
     def _title_legs(
         self,
@@ -466,9 +429,7 @@ class SemanticSearch(VectorSync):
             complete, reason = False, "; ".join(problems)
         # a long query's ``ident`` and title legs are lexical: they run with the ``bm25`` leg
         chunk_legs = {
-            n: ids
-            for n, ids in chunk_legs.items()
-            if n in legs or (n in _WITH_BM25 and "bm25" in legs) or (n == "windows" and "vector" in legs)
+            n: ids for n, ids in chunk_legs.items() if n in legs or (n in _WITH_BM25 and "bm25" in legs)
         }
         if "path" not in legs:
             path_leg = []

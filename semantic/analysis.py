@@ -22,8 +22,6 @@ __all__ = [
     "mentions",
     "path_words",
     "query_terms",
-    "query_windows",
-    "prose_text",
     "stem",
     "variants",
 ]
@@ -459,42 +457,6 @@ def issue_title(text: str, *, config: RankingConfig = DEFAULT) -> str:
     if not words or set(words) <= _LEAD_IN or len(words) > config.long_query_words:
         return ""
     return first
-
-
-_CODE_LINE = re.compile(r"^(?:\s{4,}\S|\t|\s*(?:>>>|\.\.\.|Traceback \(most recent call last\)|File \"|\$ ))")
-
-
-def prose_text(text: str) -> str:
-    """``text`` without its fenced and indented code, interpreter sessions and stack traces: an
-    issue's prose, for a query vector whose 128 tokens a pasted trace would otherwise take; the
-    text itself when little prose is left (under 12 words)."""
-    kept: list[str] = []
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        if fenced or _CODE_LINE.match(line):
-            continue
-        kept.append(line)
-    out = "\n".join(kept)
-    return out if len(out.split()) >= 12 else text
-
-
-def query_windows(text: str, count: int, words: int) -> list[str]:
-    """Up to ``count`` windows of ``words`` whitespace-separated tokens each, taken in order after
-    the text's first ``words`` (the opening a single query vector already covers); a last window
-    shorter than a quarter of ``words`` is dropped (it would be embedded nearly alone)."""
-    if count < 1 or words < 1:
-        return []
-    tokens = text.split()
-    out: list[str] = []
-    for start in range(words, len(tokens), words):
-        piece = tokens[start : start + words]
-        if len(out) == count or len(piece) * 4 < words:
-            break
-        out.append(" ".join(piece))
-    return out
 
 
 def path_words(path: str) -> set[str]:

@@ -126,18 +126,6 @@ class RankingConfig:
     symbol-name matches (RRF weights in :attr:`leg_weights`, 1 when absent). Full-text development
     file Acc@5 +0.063 [+0.021, +0.116], code view function Recall@10 +0.042 [+0.005, +0.089];
     short queries are untouched (issue 18, stop 31; False before)."""
-    vector_windows: int = 0
-    """For a long query (issue text), this many more windows of its text, after the opening the
-    ``vector`` leg embeds, each embedded and searched: a ``windows`` leg of every chunk's best
-    similarity to any of them (RRF weight in :attr:`leg_weights`, 1 when absent; 0: none)."""
-    vector_window_words: int = 60
-    """Words of one query window (:attr:`vector_windows`); the first starts after this many words."""
-    vector_window_merge: bool = False
-    """The windows join the ``vector`` leg itself (a chunk's best similarity to the opening or any
-    window) instead of forming a leg of their own."""
-    vector_prose: bool = False
-    """For a long query, the ``vector`` leg embeds its prose (:func:`semantic.analysis.prose_text`:
-    no code blocks, sessions or traces) instead of its opening text."""
     said_parts: bool = True
     """A multi-word name matches a short query that says all its parts, stopwords included."""
     code_file_weight: float = 0.5
@@ -211,13 +199,12 @@ class RankingConfig:
         """A value no ranking can use is refused, naming the field (a benchmark's typo fails at once)."""
         positive = ("top_chunks_per_file", "depth", "long_query_words", "max_prose_words", "prose_lookups",
                     "prose_first_count", "max_names", "prf_docs", "prf_min_docs", "prf_base", "path_listed",
-                    "query_leg_depth", "max_exact_names", "history_commits", "history_max_files",
-                    "vector_window_words")  # fmt: skip
+                    "query_leg_depth", "max_exact_names", "history_commits", "history_max_files")  # fmt: skip
         for name in positive:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"RankingConfig.{name} must be a positive integer, got {value!r}")
-        for name in ("rrf_k", "query_rrf_k", "prf_terms", "vector_windows"):
+        for name in ("rrf_k", "query_rrf_k", "prf_terms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RankingConfig.{name} must be >= 0, got {getattr(self, name)!r}")
         if self.match_postings is not None and self.match_postings < 1:

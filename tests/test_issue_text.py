@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from semantic.analysis import prose_text, query_terms, query_windows
+from semantic.analysis import query_terms
 from semantic.fusion import file_penalty, frame_ranks, non_source_kind
 from semantic.issue_text import Frame, frames
 from semantic.ranking import DEFAULT
@@ -109,44 +109,3 @@ def test_non_source_kinds_are_penalized_unless_asked() -> None:
     assert file_penalty(ci, plain) == DEFAULT.non_source_penalty * file_penalty(ci, plain, config=off) < 1.0
     asks = query_terms("the github workflow fails on windows")
     assert file_penalty(ci, asks) == file_penalty(ci, asks, config=off)
-
-
-def test_query_windows_follow_the_opening_in_order_and_stop_at_the_count() -> None:
-    text = " ".join(f"w{i}" for i in range(250))
-    got = query_windows(text, 3, 60)
-    assert [w.split()[0] for w in got] == ["w60", "w120", "w180"]  # the opening (w0..w59) is the vector leg's
-    assert all(len(w.split()) == 60 for w in got)
-    assert query_windows(text, 0, 60) == []
-    assert query_windows("short issue text", 3, 60) == []  # nothing after the opening
-
-
-def test_query_windows_drop_a_last_scrap_but_keep_a_real_tail() -> None:
-    scrap = " ".join(f"w{i}" for i in range(60 + 10))  # 10 words after the opening: under a quarter
-    assert query_windows(scrap, 3, 60) == []
-    tail = " ".join(f"w{i}" for i in range(60 + 20))
-    assert query_windows(tail, 3, 60) == [" ".join(f"w{i}" for i in range(60, 80))]
-
-
-def test_prose_text_drops_code_sessions_and_traces_keeps_the_error_line() -> None:
-    issue = (
-        "Lambdify misinterprets some matrix expressions\n\n"
-        "Using lambdify on an expression containing an identity matrix gives us an unexpected result.\n"
-        "```python\n>>> import numpy as np\nf = lambdify(A, A + Identity(n))\n```\n"
-        "Traceback (most recent call last):\n"
-        '  File "sympy/utilities/lambdify.py", line 3, in <module>\n'
-        "    raise NameError(name)\n"
-        "NameError: name 'I' is not defined\n"
-        "    indented = code_block()\n"
-        ">>> f(a)\n"
-        "The printer should fail for unsupported expressions.\n"
-    )
-    got = prose_text(issue)
-    assert "Lambdify misinterprets" in got and "identity matrix" in got and "printer should fail" in got
-    assert "NameError: name 'I' is not defined" in got  # what the user saw is prose, not trace
-    for code in ("import numpy", "lambdify(A", "File \"sympy", "raise NameError", "indented =", ">>> f(a)"):
-        assert code not in got
-
-
-def test_prose_text_keeps_an_issue_that_is_mostly_code() -> None:
-    issue = "Crash\n```\n" + "x = f(1)\n" * 30 + "```\n"
-    assert prose_text(issue) == issue  # under 12 words of prose: the text as it is
