@@ -81,9 +81,9 @@ class RankingConfig:
     index's git history, :mod:`navigator.history`), each of the best :attr:`history_commits`
     crediting the indexed files it changed with its score shared among them (BugLocator's
     similar-report score); it adds to the files the other legs found (letting its own best ten in
-    as well changed no answer on either development set); runs with the ``bm25`` leg. Chosen on both development sets at weight
-    0.5 (issue 18, stop 32: level on file Acc@5, function Recall@10 +0.011 full text and +0.005
-    one-line, code view fn@5 +0.011; False before)."""
+    as well changed no answer on either development set); runs with the ``bm25`` leg. Chosen on both development sets (issue 18, stop 32, at weight
+    0.5: level on file Acc@5, function Recall@10 +0.011 full text and +0.005 one-line, code view
+    fn@5 +0.011; False before)."""
     history_leg_weight: float = 1.0
     """RRF weight of the history leg. 1.0 against 0.5, chosen on both development sets with every
     leg, as nav answers once its vectors exist (issue 18, stop 33): files view Acc@5 +0.024
